@@ -1,0 +1,65 @@
+"""Structure-of-arrays storage: named NumPy columns that grow by doubling.
+
+Rows `[0, size)` are live. Reading a column returns a view of the live rows, so the step can
+fetch a column once and work on it in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class Columns:
+    """A table of NumPy columns. `spec` maps a name to (row shape, dtype, fill value)."""
+
+    def __init__(self, spec: dict[str, tuple[tuple[int, ...], Any, Any]], capacity: int = 16) -> None:
+        self._spec = dict(spec)
+        self._size = 0
+        self._data = {name: np.full((capacity, *shape), fill, dtype=dtype)
+                      for name, (shape, dtype, fill) in spec.items()}
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        data = self.__dict__.get("_data")
+        if data is None or name not in data:
+            raise AttributeError(name)
+        return data[name][: self._size]
+
+    def append(self, **values: Any) -> int:
+        """Add one row; unnamed columns take their fill value. Returns the row index."""
+        row = self._size
+        if row == len(next(iter(self._data.values()))):
+            self._grow(2 * row)
+        for name, array in self._data.items():
+            array[row] = values.get(name, self._spec[name][2])
+        self._size += 1
+        return row
+
+    def keep(self, mask: np.ndarray) -> np.ndarray:
+        """Keep the rows where `mask` is true, in order. Returns old row -> new row (-1 if dropped)."""
+        remap = np.full(self._size, -1, dtype=np.int64)
+        kept = np.flatnonzero(mask)
+        remap[kept] = np.arange(len(kept))
+        for array in self._data.values():
+            array[: len(kept)] = array[kept]
+        self._size = len(kept)
+        return remap
+
+    def widen(self, name: str, shape: tuple[int, ...], pad: Any) -> None:
+        """Give column `name` a new row shape; `pad(old, new)` fills the new array's live rows."""
+        _, dtype, fill = self._spec[name]
+        old = self._data[name]
+        new = np.full((len(old), *shape), fill, dtype=dtype)
+        pad(old, new)
+        self._spec[name] = (shape, dtype, fill)
+        self._data[name] = new
+
+    def _grow(self, capacity: int) -> None:
+        for name, array in self._data.items():
+            bigger = np.full((capacity, *array.shape[1:]), self._spec[name][2], dtype=array.dtype)
+            bigger[: len(array)] = array
+            self._data[name] = bigger

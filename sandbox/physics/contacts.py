@@ -1,0 +1,147 @@
+"""Contacts: the manifolds of one step, and the table that carries impulses to the next.
+
+A contact point is keyed by its shape pair and its feature id. When the same two features touch
+again next step, the point starts from last step's impulses (warm starting), which is what lets
+a stack settle in a few iterations instead of hundreds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .manifold import collide_pairs
+
+_ID_BITS = 16
+_SHAPE_BITS = 24
+MAX_SHAPES = 1 << _SHAPE_BITS
+"""Shape rows must fit in 24 bits so that (shape a, shape b, feature id) packs into one int64."""
+
+
+@dataclass
+class ContactSet:
+    """The manifolds found by one step's narrowphase, one row per touching shape pair.
+
+    Per manifold (M rows): `shape_a`, `shape_b`, `body_a`, `body_b` (rows), `normal` (M, 2) unit
+    from A to B, `friction` and `restitution` (mixed). Per point (M, 2): `points` (M, 2, 2) world
+    metres midway between the surfaces, `depths` (m, positive when overlapping), `ids` (feature
+    ids), `valid`, `persisted` (the same features touched last step), and after the solver
+    `normal_impulse`, `tangent_impulse` (N s) and `max_normal_impulse`. `color` is the solver's
+    graph colour of each manifold.
+    """
+
+    shape_a: np.ndarray
+    shape_b: np.ndarray
+    body_a: np.ndarray
+    body_b: np.ndarray
+    normal: np.ndarray
+    points: np.ndarray
+    depths: np.ndarray
+    ids: np.ndarray
+    valid: np.ndarray
+    friction: np.ndarray
+    restitution: np.ndarray
+    persisted: np.ndarray
+    normal_impulse: np.ndarray
+    tangent_impulse: np.ndarray
+    max_normal_impulse: np.ndarray
+    color: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.shape_a)
+
+    @property
+    def point_count(self) -> int:
+        return int(self.valid.sum())
+
+    def keys(self) -> np.ndarray:
+        """(M, 2) int64 keys (shape a, shape b, feature id) of the points."""
+        pair = (self.shape_a.astype(np.int64) << (_SHAPE_BITS + _ID_BITS)) | (self.shape_b.astype(np.int64) << _ID_BITS)
+        return pair[:, None] | self.ids
+
+    def reorder(self, order: np.ndarray) -> None:
+        """Permute the manifolds (the solver wants each colour contiguous)."""
+        for name, value in vars(self).items():
+            setattr(self, name, value[order])
+
+    @classmethod
+    def empty(cls) -> "ContactSet":
+        i = np.zeros(0, dtype=np.int64)
+        f = np.zeros(0)
+        return cls(i, i, i, i, np.zeros((0, 2)), np.zeros((0, 2, 2)), np.zeros((0, 2)), np.zeros((0, 2), np.int64),
+                   np.zeros((0, 2), bool), f, f, np.zeros((0, 2), bool), np.zeros((0, 2)), np.zeros((0, 2)),
+                   np.zeros((0, 2)), i)
+
+
+def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray,
+                   pair_a: np.ndarray, pair_b: np.ndarray, margin: np.ndarray) -> ContactSet:
+    """Run the colliders on candidate pairs and keep the pairs that produced points.
+
+    `shapes` is the world's shape table; `pos` (N, 2) body origins and `rot` (N, 2) their
+    (cos, sin); `margin` (P,) the speculative distance of each pair in metres.
+    """
+    ba, bb = body_of[pair_a], body_of[pair_b]
+    batch = collide_pairs(
+        shapes.kind[pair_a], shapes.verts[pair_a], shapes.norms[pair_a], shapes.count[pair_a],
+        shapes.radius[pair_a], pos[ba], rot[ba],
+        shapes.kind[pair_b], shapes.verts[pair_b], shapes.norms[pair_b], shapes.count[pair_b],
+        shapes.radius[pair_b], pos[bb], rot[bb], margin=margin)
+    touching = np.flatnonzero(batch.valid[:, 0])
+    a, b = pair_a[touching], pair_b[touching]
+    m = len(touching)
+    zeros2 = np.zeros((m, 2))
+    return ContactSet(
+        shape_a=a, shape_b=b, body_a=ba[touching], body_b=bb[touching],
+        normal=batch.normal[touching], points=batch.points[touching], depths=batch.depths[touching],
+        ids=batch.ids[touching].astype(np.int64), valid=batch.valid[touching],
+        friction=np.sqrt(shapes.friction[a] * shapes.friction[b]),
+        restitution=np.maximum(shapes.restitution[a], shapes.restitution[b]),
+        persisted=np.zeros((m, 2), bool), normal_impulse=zeros2, tangent_impulse=zeros2.copy(),
+        max_normal_impulse=zeros2.copy(), color=np.zeros(m, np.int64))
+
+
+class ContactTable:
+    """Impulses of last step's contact points, sorted by key, for warm starting."""
+
+    def __init__(self) -> None:
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._normal = np.zeros(0)
+        self._tangent = np.zeros(0)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def warm_start(self, contacts: ContactSet) -> None:
+        """Copy last step's impulses into the points whose key is still present."""
+        if len(self._keys) == 0 or len(contacts) == 0:
+            return
+        keys = contacts.keys()
+        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        found = (self._keys[at] == keys) & contacts.valid
+        contacts.persisted = found
+        contacts.normal_impulse = np.where(found, self._normal[at], 0.0)
+        contacts.tangent_impulse = np.where(found, self._tangent[at], 0.0)
+
+    def store(self, contacts: ContactSet) -> None:
+        """Remember this step's impulses for the next step."""
+        keys = contacts.keys()[contacts.valid]
+        order = np.argsort(keys)
+        self._keys = keys[order]
+        self._normal = contacts.normal_impulse[contacts.valid][order]
+        self._tangent = contacts.tangent_impulse[contacts.valid][order]
+
+    def remap_shapes(self, remap: np.ndarray) -> None:
+        """Shapes were removed and renumbered (old row -> new row, -1 if gone): rewrite the keys."""
+        ids = self._keys & ((1 << _ID_BITS) - 1)
+        a = remap[self._keys >> (_SHAPE_BITS + _ID_BITS)]
+        b = remap[(self._keys >> _ID_BITS) & (MAX_SHAPES - 1)]
+        keep = (a >= 0) & (b >= 0)
+        keys = (a[keep] << (_SHAPE_BITS + _ID_BITS)) | (b[keep] << _ID_BITS) | ids[keep]
+        order = np.argsort(keys)
+        self._keys = keys[order]
+        self._normal = self._normal[keep][order]
+        self._tangent = self._tangent[keep][order]
+
+    def clear(self) -> None:
+        self.__init__()

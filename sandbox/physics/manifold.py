@@ -1,0 +1,527 @@
+"""Contact manifolds: where two shapes touch, along which normal, and how deep.
+
+Conventions (metres, radians):
+
+* The normal is a world-frame unit vector pointing from shape A to shape B.
+* Each point has a depth: positive when the shapes overlap, negative for a speculative point
+  whose surfaces are still apart. Points are kept while depth >= -SPECULATIVE_DISTANCE, so a
+  fast approach is stopped before it overlaps.
+* A point lies midway between the two surfaces, in world coordinates.
+* A feature id names the pair of vertices that made a point, (vertex on A) << 8 | (vertex on B),
+  whichever shape gave the reference face. The solver matches ids from step to step to warm
+  start, so an id must not change while the same features stay in contact.
+* At most two points.
+
+The batch colliders take LOCAL geometry as `shapes.padded_geometry` stores it plus the body
+transforms (`pos` (P, 2) body origin, `rot` (P, 2) = (cos, sin) of the body angle), and work
+on whole arrays of P pairs. They compute in A's frame, as Box2D v3 does, so the coordinates
+stay small and the result does not lose precision far from the world origin.
+
+Algorithms: circle pairs analytically; polygon vs circle by the closest edge and its end
+vertices (seed 004, generalised to convex polygons as Box2D v3's b2CollidePolygonAndCircle);
+polygon pairs by the separating axis test and reference/incident edge clipping (seed 001, as
+Box2D v3's b2CollidePolygons and b2ClipPolygons). A segment is a two-vertex polygon.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .settings import LINEAR_SLOP, REFERENCE_FACE_TOLERANCE, SPECULATIVE_DISTANCE
+from .shapes import CIRCLE, POLYGON, Shape, padded_geometry, shape_kind
+
+_ROUNDOFF = 1e-9
+"""m (or the sine of an angle). Decisions that float64 round-off could flip are guarded by
+this: far above the round-off of metre-scale coordinates (~1e-15 m), far below anything the
+engine resolves (LINEAR_SLOP is 5e-3 m)."""
+
+_APART = 0.1 * LINEAR_SLOP
+"""m. Polygons separated by more than this may touch vertex to vertex (Box2D v3's value). The
+margin also keeps the vertex-vertex normal well away from a 0/0."""
+
+_FALLBACK_NORMAL = (0.0, 1.0)
+"""Normal (in A's frame) of two circles whose centres coincide (within _ROUNDOFF): any fixed
+unit vector will do."""
+
+
+@dataclass
+class ManifoldBatch:
+    """Manifolds of P pairs. Slots of missing points hold zeros.
+
+    normal (P, 2): world frame, unit, A -> B; zeros when the pair has no point.
+    points (P, 2, 2): world points (m), midway between the surfaces.
+    depths (P, 2): m, positive when overlapping, >= -SPECULATIVE_DISTANCE.
+    ids (P, 2): int64 feature ids.
+    valid (P, 2): point j of pair p exists iff valid[p, j]; valid points come first.
+    """
+
+    normal: np.ndarray
+    points: np.ndarray
+    depths: np.ndarray
+    ids: np.ndarray
+    valid: np.ndarray
+
+    @classmethod
+    def empty(cls, count: int) -> "ManifoldBatch":
+        """`count` pairs without points."""
+        return cls(np.zeros((count, 2)), np.zeros((count, 2, 2)), np.zeros((count, 2)),
+                   np.zeros((count, 2), dtype=np.int64), np.zeros((count, 2), dtype=bool))
+
+
+@dataclass(frozen=True, eq=False)
+class Manifold:
+    """The manifold of one pair: `normal` (2,) world unit vector A -> B, `points` (k, 2) world
+    points (m), `depths` (k,) (m, positive = overlap) and `ids` (k,) feature ids, k in 0..2.
+    With no point (k == 0) the normal is (0, 0) and the arrays are empty. Arrays are read-only."""
+
+    normal: np.ndarray
+    points: np.ndarray
+    depths: np.ndarray
+    ids: np.ndarray
+
+    @property
+    def count(self) -> int:
+        """Number of points, 0 to 2."""
+        return len(self.depths)
+
+
+# ----------------------------------------------------------------------------- small helpers
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.einsum("...d,...d->...", a, b)
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+
+
+def _rotate(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Turn v by the rotation (cos, sin); `rot` broadcasts against `v`."""
+    c, s = rot[..., 0], rot[..., 1]
+    return np.stack([c * v[..., 0] - s * v[..., 1], s * v[..., 0] + c * v[..., 1]], axis=-1)
+
+
+def _inv_rotate(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Turn v by the inverse of the rotation (cos, sin)."""
+    c, s = rot[..., 0], rot[..., 1]
+    return np.stack([c * v[..., 0] + s * v[..., 1], -s * v[..., 0] + c * v[..., 1]], axis=-1)
+
+
+def _relative_transform(pos_a: np.ndarray, rot_a: np.ndarray, pos_b: np.ndarray,
+                        rot_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p, q) with x_A = q * x_B + p: B's frame expressed in A's frame.
+
+    x_world = qA x_A + pA = qB x_B + pB, so x_A = qA^T qB x_B + qA^T (pB - pA), and
+    qA^T qB is the rotation by angleB - angleA: (cAcB + sAsB, cAsB - sAcB).
+    """
+    ca, sa, cb, sb = rot_a[:, 0], rot_a[:, 1], rot_b[:, 0], rot_b[:, 1]
+    q = np.stack([ca * cb + sa * sb, ca * sb - sa * cb], axis=1)
+    return _inv_rotate(rot_a, pos_b - pos_a), q
+
+
+def _normalize(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unit vector, length). A vector no longer than round-off has no meaningful direction
+    (its direction would be round-off noise) and gives the fallback normal instead."""
+    length = np.sqrt(_dot(v, v))
+    usable = length > _ROUNDOFF
+    unit = np.where(usable[..., None], v / np.where(usable, length, 1.0)[..., None], _FALLBACK_NORMAL)
+    return unit, length
+
+
+def _at(array: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """array[p, index[p]] for every pair p."""
+    return array[np.arange(len(index)), index]
+
+
+def _next_vertex(index: np.ndarray, count: np.ndarray) -> np.ndarray:
+    return np.where(index + 1 < count, index + 1, 0)
+
+
+def _feature_id(vertex_a: np.ndarray, vertex_b: np.ndarray) -> np.ndarray:
+    """(vertex on A) << 8 | (vertex on B), as Box2D v3's B2_MAKE_ID."""
+    return (vertex_a.astype(np.int64) << 8) | vertex_b.astype(np.int64)
+
+
+def _finish(normal: np.ndarray, points: np.ndarray, depths: np.ndarray, ids: np.ndarray,
+            valid: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray) -> ManifoldBatch:
+    """Turn A-frame results into a world-frame batch: pack valid points first, zero the rest."""
+    # Only [invalid, valid] needs a swap; [valid, invalid] is already packed.
+    swap = ~valid[:, 0] & valid[:, 1]
+    order = np.where(swap[:, None], [1, 0], [0, 1])
+    points = np.take_along_axis(points, order[:, :, None], axis=1)
+    depths = np.take_along_axis(depths, order, axis=1)
+    ids = np.take_along_axis(ids, order, axis=1)
+    valid = np.take_along_axis(valid, order, axis=1)
+
+    world = pos_a[:, None, :] + _rotate(rot_a[:, None, :], points)
+    any_point = valid[:, 0]
+    return ManifoldBatch(
+        normal=np.where(any_point[:, None], _rotate(rot_a, normal), 0.0),
+        points=np.where(valid[:, :, None], world, 0.0),
+        depths=np.where(valid, depths, 0.0),
+        ids=np.where(valid, ids, 0),
+        valid=valid,
+    )
+
+
+def _one_point(normal: np.ndarray, point: np.ndarray, separation: np.ndarray,
+               pos_a: np.ndarray, rot_a: np.ndarray) -> ManifoldBatch:
+    """A batch of single-point manifolds (id 0), kept where separation <= SPECULATIVE_DISTANCE."""
+    count = len(separation)
+    points = np.stack([point, np.zeros_like(point)], axis=1)
+    depths = np.stack([-separation, np.zeros(count)], axis=1)
+    valid = np.stack([separation <= SPECULATIVE_DISTANCE, np.zeros(count, dtype=bool)], axis=1)
+    return _finish(normal, points, depths, np.zeros((count, 2), dtype=np.int64), valid, pos_a, rot_a)
+
+
+# ----------------------------------------------------------------------------- circles
+
+def collide_circles(center_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarray,
+                    rot_a: np.ndarray, center_b: np.ndarray, radius_b: np.ndarray,
+                    pos_b: np.ndarray, rot_b: np.ndarray) -> ManifoldBatch:
+    """Circle A vs circle B for P pairs: one point (id 0) along the line of centres.
+
+    centers (P, 2) are local to their bodies, radii (P,) in metres. Coinciding centres use the
+    fixed normal (0, 1) of A's frame.
+    """
+    p, q = _relative_transform(pos_a, rot_a, pos_b, rot_b)
+    c_b = _rotate(q, center_b) + p
+    normal, distance = _normalize(c_b - center_a)
+    # The surfaces face each other along the line of centres; the gap is what is left of the
+    # centre distance after both radii.
+    separation = distance - radius_a - radius_b
+    surface_a = center_a + radius_a[:, None] * normal
+    surface_b = c_b - radius_b[:, None] * normal
+    return _one_point(normal, 0.5 * (surface_a + surface_b), separation, pos_a, rot_a)
+
+
+# ----------------------------------------------------------------------------- polygon vs circle
+
+def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarray,
+                           pos_a: np.ndarray, rot_a: np.ndarray, center_b: np.ndarray,
+                           radius_b: np.ndarray, pos_b: np.ndarray,
+                           rot_b: np.ndarray) -> ManifoldBatch:
+    """Convex polygon A (padded (P, K, 2) vertices and normals, count (P,); count 2 is a
+    segment) vs circle B (local centre (P, 2), radius (P,), m): one point, id 0.
+
+    The edge of largest separation from the circle centre c is the closest edge of a convex
+    polygon. If c lies beyond one of that edge's ends, the closest feature is that vertex and
+    the normal points from it to c; otherwise the normal is the edge normal (also when c is
+    inside the polygon: the least penetrated edge is the shortest way out).
+    """
+    p, q = _relative_transform(pos_a, rot_a, pos_b, rot_b)
+    c = _rotate(q, center_b) + p
+
+    # Padded edges repeat edge 0, and argmax keeps the first maximum: a real edge wins.
+    edge_seps = _dot(norms_a, c[:, None, :] - verts_a)
+    edge = np.argmax(edge_seps, axis=1)
+    sep = _at(edge_seps, edge)
+    v1 = _at(verts_a, edge)
+    v2 = _at(verts_a, _next_vertex(edge, count_a))
+    e = v2 - v1
+    length = np.sqrt(_dot(e, e))
+
+    # u1 < 0: c projects before v1 on the edge's line (v1's region); u2 < 0: after v2.
+    u1 = _dot(c - v1, e)
+    u2 = _dot(c - v2, -e)
+    # For a centre inside the polygon u1, u2 >= 0 exactly, so a negative value is round-off
+    # and c - v1 would point inward: like Box2D, require c to be outside (sep > 0). A flat
+    # segment is the exception: a centre on its line beyond an end has sep == 0 yet is plainly
+    # in that end's region, so also accept c lying beyond the end by more than round-off.
+    in_v1 = (u1 < 0.0) & ((sep > _ROUNDOFF) | (-u1 > _ROUNDOFF * length))
+    in_v2 = (u2 < 0.0) & ((sep > _ROUNDOFF) | (-u2 > _ROUNDOFF * length))
+    vertex_normal, vertex_distance = _normalize(c - np.where(in_v1[:, None], v1, v2))
+    at_vertex = in_v1 | in_v2
+    normal = np.where(at_vertex[:, None], vertex_normal, _at(norms_a, edge))
+    # Signed distance of c from A's surface along the normal. No early out is needed: if the
+    # edge separation exceeds radius + speculative distance, so does a vertex distance.
+    distance = np.where(at_vertex, vertex_distance, sep)
+
+    surface_a = c - distance[:, None] * normal       # the vertex, or c projected on the edge
+    surface_b = c - radius_b[:, None] * normal        # deepest point of the circle
+    return _one_point(normal, 0.5 * (surface_a + surface_b), distance - radius_b, pos_a, rot_a)
+
+
+# ----------------------------------------------------------------------------- polygons
+
+def _max_separation(verts1: np.ndarray, norms1: np.ndarray,
+                    verts2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(edge, separation) of polygon 1's edge that best separates polygon 2 from it.
+
+    The separation of edge i is how far polygon 2's deepest vertex lies in front of it:
+    min_j dot(n1_i, v2_j - v1_i). Padded vertices repeat vertex 0 (min unchanged) and padded
+    edges repeat edge 0 (argmax keeps the real, first one), so no masks are needed.
+    """
+    gaps = np.einsum("pijd,pid->pij", verts2[:, None, :, :] - verts1[:, :, None, :], norms1)
+    edge_seps = gaps.min(axis=2)
+    edge = np.argmax(edge_seps, axis=1)
+    return edge, _at(edge_seps, edge)
+
+
+def _incident_edge(norms: np.ndarray, reference_normal: np.ndarray) -> np.ndarray:
+    """The edge whose normal is most anti-parallel to the reference normal: it holds the
+    incident polygon's deepest vertex, and faces the reference face most squarely."""
+    return np.argmin(np.einsum("pkd,pd->pk", norms, reference_normal), axis=1)
+
+
+def _closest_on_edges(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray,
+                      q2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(f1, f2, parallel): fractions of the closest points on segments p1q1 and p2q2
+    (Ericson, Real-Time Collision Detection 5.1.9). A clamped fraction is exactly 0.0 or 1.0,
+    so "the closest point is an end vertex" can be tested with ==.
+
+    Minimising |p1 + f1 d1 - p2 - f2 d2|^2 gives the 2x2 system whose determinant is
+    |d1|^2 |d2|^2 - (d1.d2)^2 = cross(d1, d2)^2; the cross product form is used because it
+    does not cancel catastrophically for nearly parallel edges. Parallel edges (|sin| below
+    round-off) have no unique closest pair; f1 = 0 is taken, as Ericson does.
+    """
+    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
+    dd1, dd2 = _dot(d1, d1), _dot(d2, d2)
+    rd1, rd2, d12 = _dot(r, d1), _dot(r, d2), _dot(d1, d2)
+    cross = _cross(d1, d2)
+    parallel = np.abs(cross) <= _ROUNDOFF * np.sqrt(dd1 * dd2)
+    denom = np.where(parallel, 1.0, cross * cross)
+    f1 = np.where(parallel, 0.0, np.clip((d12 * rd2 - rd1 * dd2) / denom, 0.0, 1.0))
+    # Closest point of segment 2 to that point; clamping it moves the best point of segment 1.
+    f2 = (d12 * f1 + rd2) / dd2
+    f1 = np.where(f2 < 0.0, np.clip(-rd1 / dd1, 0.0, 1.0),
+                  np.where(f2 > 1.0, np.clip((d12 - rd1) / dd1, 0.0, 1.0), f1))
+    return f1, np.clip(f2, 0.0, 1.0), parallel
+
+
+@dataclass
+class _Clipped:
+    midpoints: np.ndarray    # (P, 2, 2) [lower, upper], midway between the surfaces
+    separation: np.ndarray   # (P, 2) along the reference normal
+    in_slab: np.ndarray      # (P, 2) the point lies within the reference edge's side planes
+    overlap: np.ndarray      # (P,) length over which the two edges face each other
+
+
+def _clip(r1: np.ndarray, r2: np.ndarray, normal: np.ndarray, w1: np.ndarray,
+          w2: np.ndarray) -> _Clipped:
+    """Clip incident edge w1 -> w2 to the slab of reference edge r1 -> r2 (outward `normal`).
+
+    Coordinates along the reference tangent t (the direction r1 -> r2) measure from r1: the
+    slab is [0, upper1]. Because both polygons wind counter-clockwise, the incident edge runs
+    against t, so w2 is its lower end and w1 its upper end. The lower point is w2, moved up to
+    the plane through r1 if it lies below; the upper point is w1, moved down to the plane
+    through r2 if above. Fractions are clamped to the edge so a point never leaves it: an
+    incident edge wholly outside the slab then leaves both points outside, and they are dropped.
+    """
+    tangent = np.stack([-normal[:, 1], normal[:, 0]], axis=1)
+    upper1 = _dot(r2 - r1, tangent)
+    upper2 = _dot(w1 - r1, tangent)
+    lower2 = _dot(w2 - r1, tangent)
+    # span >= 0: the incident normal is the most anti-parallel one, so the edge cannot run
+    # along t. An edge perpendicular to the face (span 0) cannot be clipped and is left whole;
+    # any other span is safe to divide by, as the clamped fractions stay on the edge.
+    span = upper2 - lower2
+    can_clip = span > 0.0
+    safe_span = np.where(can_clip, span, 1.0)
+    f_lower = np.where(can_clip & (lower2 < 0.0), np.clip(-lower2 / safe_span, 0.0, 1.0), 0.0)
+    f_upper = np.where(can_clip & (upper2 > upper1),
+                       np.clip((upper1 - lower2) / safe_span, 0.0, 1.0), 1.0)
+    fractions = np.stack([f_lower, f_upper], axis=1)                      # (P, 2)
+    points = w2[:, None, :] + fractions[:, :, None] * (w1 - w2)[:, None, :]
+    along = lower2[:, None] + fractions * span[:, None]
+    in_slab = (along >= -_ROUNDOFF) & (along <= upper1[:, None] + _ROUNDOFF)
+
+    separation = _dot(points - r1[:, None, :], normal[:, None, :])
+    # Midway between the incident point and its projection on the reference face.
+    midpoints = points - 0.5 * separation[:, :, None] * normal[:, None, :]
+    overlap = np.minimum(upper1, upper2) - np.maximum(0.0, lower2)
+    return _Clipped(midpoints, separation, in_slab, overlap)
+
+
+@dataclass
+class _VertexPair:
+    found: np.ndarray        # (P,) the edges are closest at one vertex of each
+    normal: np.ndarray       # (P, 2) from A's vertex to B's
+    distance: np.ndarray     # (P,)
+    midpoint: np.ndarray     # (P, 2)
+    id: np.ndarray           # (P,)
+
+
+def _vertex_vertex(a1: np.ndarray, a2: np.ndarray, b1: np.ndarray, b2: np.ndarray,
+                   index_a: tuple[np.ndarray, np.ndarray], index_b: tuple[np.ndarray, np.ndarray],
+                   overlap: np.ndarray) -> _VertexPair:
+    """Whether edges a1a2 (on A) and b1b2 (on B) are closest at an end vertex of each, and
+    that vertex pair. The gap then runs corner to corner and no face normal describes it.
+
+    Parallel edges that face each other (overlap > 0 along the reference tangent) have no
+    unique closest pair and Ericson's tie-break would report end vertices: they are a face
+    contact, left to the clipper.
+    """
+    f1, f2, parallel = _closest_on_edges(a1, a2, b1, b2)
+    at_ends = ((f1 == 0.0) | (f1 == 1.0)) & ((f2 == 0.0) | (f2 == 1.0))
+    found = at_ends & ~(parallel & (overlap > _ROUNDOFF))
+    start_a, start_b = f1 == 0.0, f2 == 0.0
+    vertex_a = np.where(start_a[:, None], a1, a2)
+    vertex_b = np.where(start_b[:, None], b1, b2)
+    normal, distance = _normalize(vertex_b - vertex_a)
+    vertex_id = _feature_id(np.where(start_a, *index_a), np.where(start_b, *index_b))
+    return _VertexPair(found, normal, distance, 0.5 * (vertex_a + vertex_b), vertex_id)
+
+
+def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarray,
+                     pos_a: np.ndarray, rot_a: np.ndarray, verts_b: np.ndarray,
+                     norms_b: np.ndarray, count_b: np.ndarray, pos_b: np.ndarray,
+                     rot_b: np.ndarray) -> ManifoldBatch:
+    """Convex polygon A vs convex polygon B for P pairs (count 2 is a segment): up to 2 points.
+
+    Geometry is local and padded: vertices and normals (P, K, 2) for A and (P, K2, 2) for B,
+    counts (P,). Box2D v3's b2CollidePolygons:
+
+    1. Separating axis test: A's edge that best separates B, and B's edge that best separates A.
+       Farther apart than SPECULATIVE_DISTANCE -> no points.
+    2. The reference face is A's edge unless B's separates by REFERENCE_FACE_TOLERANCE more
+       (the bias keeps the choice from flickering); the incident edge is the other polygon's
+       edge most anti-parallel to it.
+    3. Apart by more than _APART and the two edges closest at a vertex of each -> one
+       vertex-vertex point along the line between them. Otherwise clip the incident edge to the
+       reference edge's side planes and keep the points within SPECULATIVE_DISTANCE of the face.
+    """
+    # A's frame shifted to A's vertex 0 keeps every coordinate near zero (Box2D does the same).
+    origin = verts_a[:, 0, :]
+    p, q = _relative_transform(pos_a, rot_a, pos_b, rot_b)
+    v_a = verts_a - origin[:, None, :]
+    v_b = _rotate(q[:, None, :], verts_b) + (p - origin)[:, None, :]
+    n_a, n_b = norms_a, _rotate(q[:, None, :], norms_b)
+
+    sat_edge_a, sep_a = _max_separation(v_a, n_a, v_b)
+    sat_edge_b, sep_b = _max_separation(v_b, n_b, v_a)
+    separation = np.maximum(sep_a, sep_b)
+    flip = sep_b > sep_a + REFERENCE_FACE_TOLERANCE      # B's face is the reference
+
+    edge_a = np.where(flip, _incident_edge(n_a, _at(n_b, sat_edge_b)), sat_edge_a)
+    edge_b = np.where(flip, sat_edge_b, _incident_edge(n_b, _at(n_a, sat_edge_a)))
+    ia1, ia2 = edge_a, _next_vertex(edge_a, count_a)
+    ib1, ib2 = edge_b, _next_vertex(edge_b, count_b)
+    a1, a2, b1, b2 = _at(v_a, ia1), _at(v_a, ia2), _at(v_b, ib1), _at(v_b, ib2)
+
+    f = flip[:, None]
+    ref_normal = np.where(f, _at(n_b, edge_b), _at(n_a, edge_a))
+    clipped = _clip(np.where(f, b1, a1), np.where(f, b2, a2), ref_normal,
+                    np.where(f, a1, b1), np.where(f, a2, b2))
+    corner = _vertex_vertex(a1, a2, b1, b2, (ia1, ia2), (ib1, ib2), clipped.overlap)
+    # Only shapes clearly apart can meet corner to corner (Box2D); touching shapes get the
+    # clipper's face contact, and the vertex-vertex normal could not be normalised safely.
+    single = (corner.found & (separation > _APART))[:, None]
+
+    # Clipped points in Box2D's order: (lower, upper) along the reference tangent, reversed
+    # when B is the reference. Either way slot 0 is made by A's edge start and B's edge end,
+    # slot 1 by A's edge end and B's edge start, so ids always read (A vertex, B vertex).
+    kept = clipped.in_slab & (clipped.separation <= SPECULATIVE_DISTANCE)
+    clip_points = np.where(f[:, :, None], clipped.midpoints[:, ::-1], clipped.midpoints)
+    clip_seps = np.where(f, clipped.separation[:, ::-1], clipped.separation)
+    clip_valid = np.where(f, kept[:, ::-1], kept)
+    clip_ids = np.stack([_feature_id(ia1, ib2), _feature_id(ia2, ib1)], axis=1)
+
+    # A vertex-vertex manifold is one point, in slot 0.
+    empty_slot = np.zeros(len(separation))
+    corner_points = np.stack([corner.midpoint, np.zeros_like(corner.midpoint)], axis=1)
+    corner_seps = np.stack([corner.distance, empty_slot], axis=1)
+    corner_ids = np.stack([corner.id, np.zeros_like(corner.id)], axis=1)
+    corner_valid = np.stack([corner.distance <= SPECULATIVE_DISTANCE, empty_slot != 0.0], axis=1)
+
+    normal = np.where(single, corner.normal, np.where(f, -ref_normal, ref_normal))
+    points = np.where(single[:, :, None], corner_points, clip_points) + origin[:, None, :]
+    depths = -np.where(single, corner_seps, clip_seps)
+    ids = np.where(single, corner_ids, clip_ids)
+    valid = (separation <= SPECULATIVE_DISTANCE)[:, None] & np.where(single, corner_valid, clip_valid)
+    return _finish(normal, points, depths, ids, valid, pos_a, rot_a)
+
+
+# ----------------------------------------------------------------------------- mixed batches
+
+def _negated(batch: ManifoldBatch) -> ManifoldBatch:
+    """The same manifolds seen from the other shape: the normal turns around, points, depths
+    and ids stay (a polygon-circle id is 0 either way)."""
+    return ManifoldBatch(-batch.normal, batch.points, batch.depths, batch.ids, batch.valid)
+
+
+def collide_pairs(kind_a: np.ndarray, verts_a: np.ndarray, norms_a: np.ndarray,
+                  count_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarray,
+                  rot_a: np.ndarray, kind_b: np.ndarray, verts_b: np.ndarray,
+                  norms_b: np.ndarray, count_b: np.ndarray, radius_b: np.ndarray,
+                  pos_b: np.ndarray, rot_b: np.ndarray) -> ManifoldBatch:
+    """Manifolds of P mixed pairs, as the world's narrowphase stores them.
+
+    kind (P,) is shapes.CIRCLE or shapes.POLYGON; vertices and normals are padded local
+    geometry (P, K, 2) (a circle's centre is vertex 0), counts (P,), radii (P,) in metres,
+    transforms as for the colliders. Each pair type is gathered, collided in one call, and
+    scattered back; circle vs polygon runs as polygon vs circle with the normal negated.
+    """
+    out = ManifoldBatch.empty(len(kind_a))
+    circle_a, circle_b = kind_a == CIRCLE, kind_b == CIRCLE
+    poly_a, poly_b = kind_a == POLYGON, kind_b == POLYGON
+
+    r = np.flatnonzero(circle_a & circle_b)
+    _scatter(out, r, collide_circles(verts_a[r, 0], radius_a[r], pos_a[r], rot_a[r],
+                                     verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r]))
+    r = np.flatnonzero(poly_a & circle_b)
+    _scatter(out, r, collide_polygon_circle(verts_a[r], norms_a[r], count_a[r], pos_a[r], rot_a[r],
+                                            verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r]))
+    r = np.flatnonzero(circle_a & poly_b)
+    _scatter(out, r, _negated(collide_polygon_circle(verts_b[r], norms_b[r], count_b[r], pos_b[r], rot_b[r],
+                                                     verts_a[r, 0], radius_a[r], pos_a[r], rot_a[r])))
+    r = np.flatnonzero(poly_a & poly_b)
+    _scatter(out, r, collide_polygons(verts_a[r], norms_a[r], count_a[r], pos_a[r], rot_a[r],
+                                      verts_b[r], norms_b[r], count_b[r], pos_b[r], rot_b[r]))
+    return out
+
+
+def _scatter(out: ManifoldBatch, rows: np.ndarray, batch: ManifoldBatch) -> None:
+    out.normal[rows] = batch.normal
+    out.points[rows] = batch.points
+    out.depths[rows] = batch.depths
+    out.ids[rows] = batch.ids
+    out.valid[rows] = batch.valid
+
+
+# ----------------------------------------------------------------------------- one pair
+
+def _transform_arrays(transform: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    x, y, angle = (float(value) for value in transform)
+    return np.array([[x, y]]), np.array([[math.cos(angle), math.sin(angle)]])
+
+
+def _geometry(shape: Shape) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(vertices (1, n, 2), normals (1, n, 2), count (1,), radius (1,)) of one shape."""
+    width = 1 if shape_kind(shape) == CIRCLE else len(shape.vertices)
+    verts, norms, count, radius = padded_geometry(shape, width)
+    return verts[None], norms[None], np.array([count]), np.array([radius])
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array = np.array(array)
+    array.flags.writeable = False
+    return array
+
+
+def collide(shape_a: Shape, transform_a: Sequence[float], shape_b: Shape,
+            transform_b: Sequence[float]) -> Manifold:
+    """The contact manifold of two shapes placed by transforms (x, y, angle) (m, m, rad).
+
+    Normal from A to B; with no point the normal is (0, 0) and the arrays are empty.
+    """
+    va, na, ca, ra = _geometry(shape_a)
+    vb, nb, cb, rb = _geometry(shape_b)
+    pos_a, rot_a = _transform_arrays(transform_a)
+    pos_b, rot_b = _transform_arrays(transform_b)
+    kinds = (shape_kind(shape_a), shape_kind(shape_b))
+    if kinds == (CIRCLE, CIRCLE):
+        batch = collide_circles(va[:, 0], ra, pos_a, rot_a, vb[:, 0], rb, pos_b, rot_b)
+    elif kinds == (POLYGON, CIRCLE):
+        batch = collide_polygon_circle(va, na, ca, pos_a, rot_a, vb[:, 0], rb, pos_b, rot_b)
+    elif kinds == (CIRCLE, POLYGON):
+        batch = _negated(collide_polygon_circle(vb, nb, cb, pos_b, rot_b, va[:, 0], ra, pos_a, rot_a))
+    else:
+        batch = collide_polygons(va, na, ca, pos_a, rot_a, vb, nb, cb, pos_b, rot_b)
+    k = int(batch.valid[0].sum())
+    return Manifold(normal=_read_only(batch.normal[0]), points=_read_only(batch.points[0, :k]),
+                    depths=_read_only(batch.depths[0, :k]), ids=_read_only(batch.ids[0, :k]))

@@ -1,0 +1,46 @@
+"""Per-stage timings and counts of the last `World.step`, for overlays and benchmarks."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+
+@dataclass
+class StepProfile:
+    """Milliseconds per stage of the last step, and what it worked on.
+
+    Stages: `broadphase` (bounding boxes and candidate pairs), `narrowphase` (colliders),
+    `contacts` (warm-start matching), `coloring`, `solver` (substeps and restitution),
+    `finalize` (positions written back), and `total`.
+    """
+
+    broadphase: float = 0.0
+    narrowphase: float = 0.0
+    contacts: float = 0.0
+    coloring: float = 0.0
+    solver: float = 0.0
+    finalize: float = 0.0
+    total: float = 0.0
+    bodies: int = 0
+    shapes: int = 0
+    pairs: int = 0
+    manifolds: int = 0
+    points: int = 0
+    colors: int = 0
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time the block into the field `name`, in milliseconds."""
+        start = time.perf_counter()
+        yield
+        setattr(self, name, (time.perf_counter() - start) * 1e3)
+
+    def stages(self) -> dict[str, float]:
+        """Stage name -> ms, in pipeline order (without the total)."""
+        return {k: getattr(self, k) for k in ("broadphase", "narrowphase", "contacts", "coloring", "solver", "finalize")}
+
+    def counts(self) -> dict[str, int]:
+        return {k: getattr(self, k) for k in ("bodies", "shapes", "pairs", "manifolds", "points", "colors")}

@@ -1,0 +1,348 @@
+"""The world: bodies and shapes as arrays, and the step pipeline.
+
+    broadphase -> narrowphase (manifolds) -> contact table (warm start) -> colouring
+    -> solver (substeps: integrate velocities, warm start, solve, integrate positions, relax;
+       then restitution) -> positions written back
+
+Body state is a structure of arrays (`Columns`); `Body` and `ShapeRef` are small handles over it.
+Every stage of `step` works on whole arrays; the only Python loops in it run over substeps,
+colours and the two points of a manifold (fixed, small trip counts), and the greedy colouring
+pass (see `coloring`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import numpy as np
+
+from . import settings
+from .body import BODY_TYPES, DYNAMIC, KINEMATIC, STATIC, Body, ShapeRef
+from .broadphase import overlapping_pairs
+from .coloring import color_constraints, color_order
+from .columns import Columns
+from .contacts import MAX_SHAPES, ContactSet, ContactTable, find_manifolds
+from .profile import StepProfile
+from .shapes import Shape, check_number, check_point, padded_geometry, shape_kind
+from .solver import BodyState, ContactSolver, Softness
+
+_F8 = np.float64
+
+
+def _body_columns() -> Columns:
+    return Columns({
+        "type": ((), np.int8, DYNAMIC), "pos": ((2,), _F8, 0.0), "angle": ((), _F8, 0.0),
+        "v": ((2,), _F8, 0.0), "w": ((), _F8, 0.0), "force": ((2,), _F8, 0.0), "torque": ((), _F8, 0.0),
+        "local_center": ((2,), _F8, 0.0), "mass": ((), _F8, 0.0), "inv_mass": ((), _F8, 0.0),
+        "inertia": ((), _F8, 0.0), "inv_inertia": ((), _F8, 0.0),
+        "linear_damping": ((), _F8, 0.0), "angular_damping": ((), _F8, 0.0),
+        "gravity_scale": ((), _F8, 1.0), "fixed_rotation": ((), bool, False),
+    })
+
+
+def _shape_columns(width: int) -> Columns:
+    return Columns({
+        "body": ((), np.int64, 0), "kind": ((), np.int8, 0), "verts": ((width, 2), _F8, 0.0),
+        "norms": ((width, 2), _F8, 0.0), "count": ((), np.int32, 0), "radius": ((), _F8, 0.0),
+        "reach": ((), _F8, 0.0), "density": ((), _F8, 0.0), "friction": ((), _F8, 0.0),
+        "restitution": ((), _F8, 0.0), "category": ((), np.int64, 0), "mask": ((), np.int64, 0),
+        "one_sided": ((), bool, False),
+    })
+
+
+def _complex(pairs: np.ndarray) -> np.ndarray:
+    """A view of an (n, 2) float64 array as (n,) complex: writes go through."""
+    return pairs.view(np.complex128)[..., 0]
+
+
+class World:
+    """A 2D rigid-body world. Units: m, kg, s, rad; y points up.
+
+    Tunables (defaults in `settings`, all changeable on a live world): `gravity` (m/s^2),
+    `substeps`, `contact_hertz` (Hz), `contact_damping_ratio`, `contact_push_max_velocity`
+    (m/s), `restitution_threshold` (m/s), `warm_starting`.
+    """
+
+    def __init__(self, gravity: Iterable[float] = settings.DEFAULT_GRAVITY, *,
+                 substeps: int = settings.DEFAULT_SUBSTEPS,
+                 contact_hertz: float = settings.CONTACT_HERTZ,
+                 contact_damping_ratio: float = settings.CONTACT_DAMPING_RATIO,
+                 contact_push_max_velocity: float = settings.CONTACT_PUSH_MAX_VELOCITY,
+                 restitution_threshold: float = settings.RESTITUTION_THRESHOLD,
+                 warm_starting: bool = True) -> None:
+        self.gravity = gravity
+        self.substeps = substeps
+        self.contact_hertz = contact_hertz
+        self.contact_damping_ratio = contact_damping_ratio
+        self.contact_push_max_velocity = contact_push_max_velocity
+        self.restitution_threshold = restitution_threshold
+        self.warm_starting = warm_starting
+        self._bodies = _body_columns()
+        self._shapes = _shape_columns(4)
+        self._body_handles: list[Body] = []
+        self._shape_handles: list[ShapeRef] = []
+        self._table = ContactTable()
+        self.contacts: ContactSet = ContactSet.empty()
+        """The manifolds of the last step (see `ContactSet`)."""
+        self.profile = StepProfile()
+        """Timings (ms) and counts of the last step."""
+        self.time = 0.0
+        """Simulated seconds so far."""
+        self.step_count = 0
+
+    # ----------------------------------------------------------------- tunables
+    @property
+    def gravity(self) -> tuple[float, float]:
+        return self._gravity
+
+    @gravity.setter
+    def gravity(self, value: Iterable[float]) -> None:
+        g = check_point("gravity", value)
+        self._gravity = (float(g[0]), float(g[1]))
+
+    @property
+    def substeps(self) -> int:
+        return self._substeps
+
+    @substeps.setter
+    def substeps(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= 64:
+            raise ValueError(f"substeps: must be a whole number from 1 to 64, got {value!r}")
+        self._substeps = int(value)
+
+    def _tunable(name: str, low: float, doc: str, low_open: bool = False):  # noqa: N805 - property factory
+        def get(self: "World") -> float:
+            return getattr(self, "_" + name)
+
+        def set_(self: "World", value: float) -> None:
+            setattr(self, "_" + name, check_number(name, value, low=low, low_open=low_open))
+
+        return property(get, set_, doc=doc)
+
+    contact_hertz = _tunable("contact_hertz", 0.0, "Hz. Contact stiffness (capped at a quarter of the substep rate).", True)
+    contact_damping_ratio = _tunable("contact_damping_ratio", 0.0, "Damping ratio of contact softness.")
+    contact_push_max_velocity = _tunable("contact_push_max_velocity", 0.0, "m/s. Fastest push-out of overlap.")
+    restitution_threshold = _tunable("restitution_threshold", 0.0, "m/s. Slower approaches do not bounce.")
+    del _tunable
+
+    # ------------------------------------------------------------------ bodies
+    def create_body(self, type: str = "dynamic", *, position: Iterable[float] = (0.0, 0.0), angle: float = 0.0,
+                    linear_velocity: Iterable[float] = (0.0, 0.0), angular_velocity: float = 0.0,
+                    linear_damping: float = 0.0, angular_damping: float = 0.0, gravity_scale: float = 1.0,
+                    fixed_rotation: bool = False) -> Body:
+        """Add a body: `type` is "static", "kinematic" or "dynamic". Units as on `Body`."""
+        if type not in BODY_TYPES:
+            raise ValueError(f"body type: must be one of {', '.join(BODY_TYPES)}, got {type!r}")
+        kind = BODY_TYPES.index(type)
+        moving = kind != STATIC
+        row = self._bodies.append(
+            type=kind, pos=check_point("position", position), angle=check_number("angle", angle),
+            v=check_point("linear_velocity", linear_velocity) * moving,
+            w=check_number("angular_velocity", angular_velocity) * moving,
+            linear_damping=check_number("linear_damping", linear_damping, low=0.0),
+            angular_damping=check_number("angular_damping", angular_damping, low=0.0),
+            gravity_scale=check_number("gravity_scale", gravity_scale), fixed_rotation=bool(fixed_rotation))
+        body = Body(self, row)
+        self._body_handles.append(body)
+        self._update_mass(row)
+        return body
+
+    def destroy_body(self, body: Body) -> None:
+        """Remove a body and its shapes. Its handle (and its shapes' handles) stop working."""
+        if body.world is not self or not body.alive:
+            raise ValueError("destroy_body: the body is not in this world")
+        row = body._row
+        body_remap = self._bodies.keep(np.arange(len(self._bodies)) != row)
+        shape_remap = self._shapes.keep(self._shapes.body != row)
+        self._shapes.body[:] = body_remap[self._shapes.body]
+        for handles, remap in ((self._body_handles, body_remap), (self._shape_handles, shape_remap)):
+            for handle in handles:
+                handle._row = int(remap[handle._row]) if handle._row >= 0 else -1
+            handles[:] = [h for h in handles if h._row >= 0]
+        self._table.remap_shapes(shape_remap)
+        self.contacts = ContactSet.empty()
+
+    @property
+    def bodies(self) -> list[Body]:
+        """Handles of all bodies, in row order."""
+        return list(self._body_handles)
+
+    @property
+    def body_count(self) -> int:
+        return len(self._bodies)
+
+    @property
+    def shapes(self) -> list[ShapeRef]:
+        return list(self._shape_handles)
+
+    def body_at(self, row: int) -> Body:
+        """The handle of the body in array row `row`."""
+        return self._body_handles[row]
+
+    def shape_at(self, row: int) -> ShapeRef:
+        return self._shape_handles[row]
+
+    def _shapes_of(self, row: int) -> list[ShapeRef]:
+        return [self._shape_handles[i] for i in np.flatnonzero(self._shapes.body == row)]
+
+    def _add_shape(self, row: int, shape: Shape, density: float, friction: float, restitution: float,
+                   category: int, mask: int) -> ShapeRef:
+        if len(self._shapes) >= MAX_SHAPES:
+            raise ValueError(f"add_shape: a world holds at most {MAX_SHAPES} shapes")
+        density = check_number("density", density, low=0.0)
+        friction = check_number("friction", friction, low=0.0)
+        restitution = check_number("restitution", restitution, low=0.0, high=1.0)
+        for name, bits in (("category", category), ("mask", mask)):
+            if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 0 <= bits < 1 << 32:
+                raise ValueError(f"{name}: must be an integer bit mask from 0 to 2**32 - 1, got {bits!r}")
+        count = len(shape.vertices) if hasattr(shape, "vertices") else 1
+        if count > self._shapes.verts.shape[1]:
+            self._widen(settings.MAX_POLYGON_VERTICES)
+        verts, norms, count, radius = padded_geometry(shape, self._shapes.verts.shape[1])
+        centroid = shape.mass_data(1.0).centroid
+        reach = float(np.max(np.hypot(*(verts - centroid).T))) + radius
+        srow = self._shapes.append(body=row, kind=shape_kind(shape), verts=verts, norms=norms, count=count,
+                                   radius=radius, reach=reach, density=density, friction=friction,
+                                   restitution=restitution, category=category, mask=mask)
+        handle = ShapeRef(self, srow, shape)
+        self._shape_handles.append(handle)
+        self._update_mass(row)
+        return handle
+
+    def _widen(self, width: int) -> None:
+        def pad(old: np.ndarray, new: np.ndarray) -> None:
+            new[:, : old.shape[1]] = old
+            new[:, old.shape[1]:] = old[:, :1]
+        self._shapes.widen("verts", (width, 2), pad)
+        self._shapes.widen("norms", (width, 2), pad)
+
+    def _update_mass(self, row: int) -> None:
+        """Recompute a body's mass, centre of mass and inertia from its shapes (kg, m, kg m^2)."""
+        b = self._bodies
+        kind = int(b.type[row])
+        mass, inertia, center = 0.0, 0.0, np.zeros(2)
+        if kind == DYNAMIC:
+            parts = [(h.shape.mass_data(h.density)) for h in self._shapes_of(row)]
+            mass = sum(p.mass for p in parts)
+            if mass > 0.0:
+                center = sum(p.mass * np.array(p.centroid) for p in parts) / mass
+                inertia = sum(p.inertia + p.mass * float(np.sum((np.array(p.centroid) - center) ** 2)) for p in parts)
+            else:
+                mass = 1.0  # a dynamic body needs mass; without area it gets 1 kg and does not turn
+        if b.fixed_rotation[row]:
+            inertia = 0.0
+        b.mass[row], b.inertia[row] = mass, inertia
+        b.inv_mass[row] = 1.0 / mass if mass > 0.0 else 0.0
+        b.inv_inertia[row] = 1.0 / inertia if inertia > 0.0 else 0.0
+        b.local_center[row] = center
+
+    # -------------------------------------------------------------------- step
+    def step(self, dt: float) -> None:
+        """Advance the world by `dt` seconds (typically 1/60), in `substeps` solver substeps."""
+        dt = check_number("dt", dt, low=0.0, low_open=True)
+        profile = StepProfile(bodies=len(self._bodies), shapes=len(self._shapes))
+        b = self._bodies
+        dynamic = b.type == DYNAMIC
+        rot = np.stack([np.cos(b.angle), np.sin(b.angle)], axis=1)
+        with profile.stage("broadphase"):
+            pair_a, pair_b, reach = self._candidate_pairs(dynamic, dt)
+        with profile.stage("narrowphase"):
+            margin = settings.SPECULATIVE_DISTANCE + reach[pair_a] + reach[pair_b]
+            contacts = find_manifolds(self._shapes, self._shapes.body, b.pos, rot, pair_a, pair_b, margin)
+        with profile.stage("contacts"):
+            if self.warm_starting:
+                self._table.warm_start(contacts)
+        with profile.stage("coloring"):
+            colors = color_constraints(contacts.body_a, contacts.body_b, dynamic)
+            order, bounds = color_order(colors)
+            contacts.reorder(order)
+            contacts.color = colors[order]
+        with profile.stage("solver"):
+            self._solve(contacts, bounds, dynamic, rot, dt)
+            self._table.store(contacts)
+        self.contacts = contacts
+        profile.pairs, profile.manifolds = len(pair_a), len(contacts)
+        profile.points, profile.colors = contacts.point_count, len(bounds) - 1
+        profile.total = sum(profile.stages().values())
+        self.profile = profile
+        self.time += dt
+        self.step_count += 1
+
+    def shape_bounds(self, grow: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """World bounding boxes of all shapes now, (S, 2) lower and upper corners in metres,
+        each enlarged by `grow` (m, scalar or per shape)."""
+        s, b = self._shapes, self._bodies
+        if len(s) == 0:
+            return np.zeros((0, 2)), np.zeros((0, 2))
+        rot = np.exp(1j * b.angle)[s.body]
+        world = _complex(b.pos)[s.body][:, None] + rot[:, None] * s.verts.view(np.complex128)[..., 0]
+        extra = (s.radius + grow)[:, None]
+        lower = np.stack([world.real.min(1), world.imag.min(1)], axis=1) - extra
+        upper = np.stack([world.real.max(1), world.imag.max(1)], axis=1) + extra
+        return lower, upper
+
+    def _candidate_pairs(self, dynamic: np.ndarray, dt: float):
+        """Shape pairs whose swept, enlarged bounds overlap and that may collide; and each shape's
+        reach this step (how far any of its points can move, m)."""
+        s, b = self._shapes, self._bodies
+        body = s.body
+        speed = np.hypot(*b.v.T)[body] + np.abs(b.w)[body] * s.reach
+        reach = np.minimum(speed, settings.MAX_LINEAR_SPEED) * dt
+        lower, upper = self.shape_bounds(settings.AABB_MARGIN + reach)
+        i, j = overlapping_pairs(lower, upper)
+        ba, bb = body[i], body[j]
+        keep = (ba != bb) & (dynamic[ba] | dynamic[bb])
+        keep &= ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
+        return i[keep], j[keep], reach
+
+    def _solve(self, contacts: ContactSet, bounds: np.ndarray, dynamic: np.ndarray, rot: np.ndarray, dt: float) -> None:
+        """Soft step: substeps of (integrate v, warm start, solve, integrate x, relax), then bounce."""
+        b = self._bodies
+        n = len(b)
+        h = dt / self._substeps
+        rot_c = _complex(rot)
+        centers = _complex(b.pos) + rot_c * _complex(b.local_center)
+        w = b.w
+        w[b.fixed_rotation] = 0.0
+        body = BodyState(v=_complex(b.v), w=w, dp=np.zeros(n, np.complex128), dq=np.ones(n, np.complex128),
+                         inv_mass=b.inv_mass, inv_inertia=b.inv_inertia)
+        gravity = complex(*self._gravity)
+        dv = h * (b.inv_mass * _complex(b.force) + dynamic * b.gravity_scale * gravity)
+        dw = h * b.inv_inertia * b.torque
+        keep_v = np.where(dynamic, 1.0 / (1.0 + h * b.linear_damping), 1.0)
+        keep_w = np.where(dynamic, 1.0 / (1.0 + h * b.angular_damping), 1.0)
+        hertz = min(self.contact_hertz, 0.25 / h)
+        contact_soft = Softness.make(hertz, self.contact_damping_ratio, h)
+        static_soft = Softness.make(settings.STATIC_CONTACT_HERTZ_FACTOR * hertz, self.contact_damping_ratio, h)
+        ground = ~(dynamic[contacts.body_a] & dynamic[contacts.body_b])
+        solver = ContactSolver(contacts, bounds, centers, body, ground, h, contact_soft, static_soft,
+                               self.contact_push_max_velocity, self.restitution_threshold)
+        turned = np.zeros(n)
+        for _ in range(self._substeps):
+            body.v += dv
+            body.v *= keep_v
+            body.w += dw
+            body.w *= keep_w
+            _clamp_speeds(body, h)
+            solver.warm_start(body)
+            solver.solve(body, use_bias=True)
+            body.dp += h * body.v
+            turned += h * body.w
+            body.dq = np.exp(1j * turned)
+            solver.solve(body, use_bias=False)
+        solver.restitution_pass(body)
+        solver.store_impulses()
+        b.angle[:] += turned
+        _complex(b.pos)[:] = centers + body.dp - np.exp(1j * b.angle) * _complex(b.local_center)
+        b.force[:] = 0.0
+        b.torque[:] = 0.0
+
+
+def _clamp_speeds(body: BodyState, h: float) -> None:
+    """Keep |v| <= MAX_LINEAR_SPEED and |w| h <= MAX_ROTATION_PER_SUBSTEP."""
+    speed = np.abs(body.v)
+    fast = speed > settings.MAX_LINEAR_SPEED
+    if fast.any():
+        body.v[fast] *= settings.MAX_LINEAR_SPEED / speed[fast]
+    np.clip(body.w, -settings.MAX_ROTATION_PER_SUBSTEP / h, settings.MAX_ROTATION_PER_SUBSTEP / h, out=body.w)

@@ -1,0 +1,39 @@
+"""Scenes shared by the tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sandbox.physics import World, box
+
+DT = 1.0 / 60.0
+
+
+def ground_world(**kwargs) -> World:
+    """A world with a static ground box whose top surface is y = 0, 40 m wide."""
+    world = World(**kwargs)
+    ground = world.create_body("static", position=(0.0, -0.5))
+    ground.add_shape(box(20.0, 0.5), friction=0.6)
+    return world
+
+
+def pyramid(base: int, world: World | None = None) -> tuple[World, list]:
+    """Unit boxes (friction 0.6, density 1) stacked in a pyramid on the ground; rows bottom up."""
+    world = world or ground_world()
+    boxes = []
+    for row in range(base):
+        for col in range(base - row):
+            x = (col - (base - row - 1) / 2.0) * 1.0
+            body = world.create_body("dynamic", position=(x, 0.5 + row))
+            body.add_shape(box(0.5, 0.5), density=1.0, friction=0.6)
+            boxes.append(body)
+    return world, boxes
+
+
+def positions(bodies) -> np.ndarray:
+    return np.array([b.position for b in bodies])
+
+
+def run(world: World, seconds: float) -> None:
+    for _ in range(int(round(seconds / DT))):
+        world.step(DT)

@@ -1,0 +1,221 @@
+"""Scenarios for the whole step: resting, stacking, friction, bounce, momentum, determinism."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sandbox.physics import Circle, World, box
+from helpers import DT, ground_world, positions, pyramid, run
+
+
+def test_dropped_box_comes_to_rest_on_the_ground():
+    world = ground_world()
+    crate = world.create_body("dynamic", position=(0.0, 2.0), angle=0.3)
+    crate.add_shape(box(0.5, 0.5), friction=0.6)
+    run(world, 2.0)
+    speed = math.hypot(*crate.linear_velocity)
+    assert speed < 1e-3
+    assert abs(crate.angular_velocity) < 1e-3
+    # Resting flat on the ground: centre 0.5 above y = 0, within the allowed overlap.
+    overlap = 0.5 - crate.position[1]
+    assert -1e-3 < overlap < 0.01
+    assert math.isclose(math.cos(4 * crate.angle), 1.0, abs_tol=1e-6)
+
+
+def test_stack_of_ten_boxes_stands_for_ten_seconds():
+    world = ground_world()
+    stack = []
+    for i in range(10):
+        body = world.create_body("dynamic", position=(0.0, 0.5 + i))
+        body.add_shape(box(0.5, 0.5), friction=0.6)
+        stack.append(body)
+    start = positions(stack)
+    run(world, 10.0)
+    drift = np.abs(positions(stack)[:, 0] - start[:, 0])
+    assert drift.max() < 0.01
+    assert positions(stack)[-1, 1] > 9.4  # the top box is still up there
+
+
+@pytest.mark.slow
+def test_pyramid_of_base_twenty_stands_still():
+    world, boxes = pyramid(20)
+    start = positions(boxes)
+    run(world, 2.0)
+    at_two = positions(boxes)
+    run(world, 8.0)
+    end = positions(boxes)
+    assert np.linalg.norm(end - start, axis=1).max() < 0.05
+    assert np.linalg.norm(end - at_two, axis=1).max() < 0.005
+    assert np.argmax(end[:, 1]) == len(boxes) - 1  # the top box is still on top
+
+
+def _box_on_slope(degrees: float) -> tuple[World, object]:
+    world = World()
+    t = math.radians(degrees)
+    slope = world.create_body("static", angle=t)
+    slope.add_shape(box(20.0, 0.5), friction=0.5)
+    # Rest the box on the slope's top face (normal (-sin t, cos t)), 0.5 + 0.5 from the centre line.
+    crate = world.create_body("dynamic", position=(-math.sin(t) * 1.0, math.cos(t) * 1.0), angle=t)
+    crate.add_shape(box(0.5, 0.5), friction=0.5)
+    return world, crate
+
+
+def test_box_on_a_25_degree_slope_with_friction_half_stays():
+    world, crate = _box_on_slope(25.0)
+    run(world, 0.25)
+    start = np.array(crate.position)
+    run(world, 3.0)
+    assert np.linalg.norm(np.array(crate.position) - start) < 0.01
+
+
+def test_box_on_a_30_degree_slope_slides_with_the_textbook_acceleration():
+    world, crate = _box_on_slope(30.0)
+    t = math.radians(30.0)
+    down = np.array([-math.cos(t), -math.sin(t)])
+    run(world, 0.5)
+    v1 = float(np.dot(crate.linear_velocity, down))
+    run(world, 1.0)
+    v2 = float(np.dot(crate.linear_velocity, down))
+    measured = (v2 - v1) / 1.0
+    expected = 10.0 * (math.sin(t) - 0.5 * math.cos(t))
+    assert measured == pytest.approx(expected, rel=0.05)
+    assert abs(crate.angular_velocity) < 1e-3  # it slides, it does not tumble
+
+
+def test_ball_with_restitution_half_rises_a_quarter_of_its_drop():
+    world = ground_world()
+    ball = world.create_body("dynamic", position=(0.0, 0.5 + 5.0))
+    ball.add_shape(Circle(0.5), restitution=0.5, friction=0.0)
+    highest, bounced = 0.0, False
+    for _ in range(int(3.0 / DT)):
+        world.step(DT)
+        vy = ball.linear_velocity[1]
+        bounced = bounced or vy > 0
+        if bounced:
+            highest = max(highest, ball.position[1] - 0.5)
+    assert highest == pytest.approx(1.25, rel=0.10)
+
+
+def test_head_on_elastic_circles_keep_momentum_and_energy():
+    world = World(gravity=(0.0, 0.0))
+    a = world.create_body("dynamic", position=(-3.0, 0.0), linear_velocity=(4.0, 0.0))
+    a.add_shape(Circle(0.5), density=1.0, friction=0.0, restitution=1.0)
+    b = world.create_body("dynamic", position=(3.0, 0.0), linear_velocity=(-2.0, 0.0))
+    b.add_shape(Circle(0.8), density=1.0, friction=0.0, restitution=1.0)
+
+    def momentum():
+        return a.mass * np.array(a.linear_velocity) + b.mass * np.array(b.linear_velocity)
+
+    def energy():
+        return 0.5 * a.mass * np.dot(a.linear_velocity, a.linear_velocity) + \
+            0.5 * b.mass * np.dot(b.linear_velocity, b.linear_velocity)
+
+    p0, e0 = momentum(), energy()
+    run(world, 3.0)
+    assert a.linear_velocity[0] < 0 < b.linear_velocity[0]  # they did collide and separate
+    assert np.linalg.norm(momentum() - p0) <= 1e-9 * np.linalg.norm(p0)
+    assert energy() == pytest.approx(e0, rel=0.02)
+
+
+def test_spinning_body_in_empty_space_keeps_its_angular_velocity_exactly():
+    world = World(gravity=(0.0, 0.0))
+    spinner = world.create_body("dynamic", angular_velocity=3.7)
+    spinner.add_shape(box(1.0, 0.25))
+    run(world, 2.0)
+    assert spinner.angular_velocity == 3.7
+    assert spinner.angle == pytest.approx(3.7 * 2.0, rel=1e-12)
+
+
+def test_two_pyramid_runs_are_bitwise_identical():
+    def final_state():
+        world, _ = pyramid(10)
+        world.bodies[1].apply_impulse((3.0, 0.0), point=(0.0, 1.0))
+        for _ in range(300):
+            world.step(DT)
+        b = world._bodies
+        return [b.pos.copy(), b.angle.copy(), b.v.copy(), b.w.copy()]
+
+    for first, second in zip(final_state(), final_state()):
+        assert first.tobytes() == second.tobytes()
+
+
+def test_kinematic_body_moves_by_its_velocity_and_pushes_dynamic_ones():
+    world = ground_world()
+    pusher = world.create_body("kinematic", position=(-3.0, 0.5), linear_velocity=(1.0, 0.0))
+    pusher.add_shape(box(0.5, 0.5))
+    crate = world.create_body("dynamic", position=(0.0, 0.5))
+    crate.add_shape(box(0.5, 0.5))
+    run(world, 4.0)
+    assert pusher.position[0] == pytest.approx(1.0, abs=1e-9)
+    assert pusher.linear_velocity == (1.0, 0.0)
+    assert crate.position[0] > pusher.position[0] + 0.98  # pushed ahead of it, not overlapped
+
+
+def test_shapes_of_one_body_never_collide_and_filters_are_respected():
+    world = ground_world()
+    twin = world.create_body("dynamic", position=(0.0, 3.0))
+    twin.add_shape(box(0.5, 0.5))
+    twin.add_shape(box(0.5, 0.5, center=(0.2, 0.0)))  # overlapping shapes of one body
+    ghost = world.create_body("dynamic", position=(3.0, 3.0))
+    ghost.add_shape(box(0.5, 0.5), category=0x2, mask=0x2)  # ignores the ground (category 1)
+    run(world, 1.0)
+    assert all(a != b for a, b in zip(world.contacts.body_a, world.contacts.body_b))
+    assert ghost.position[1] < -1.0  # fell through the ground
+    assert twin.position[1] == pytest.approx(0.5, abs=0.01)
+
+
+def test_forces_impulses_damping_and_gravity_scale():
+    world = World(gravity=(0.0, -10.0))
+    floater = world.create_body("dynamic", gravity_scale=0.0)
+    floater.add_shape(box(0.5, 0.5), density=2.0)  # 2 kg
+    floater.apply_impulse((4.0, 0.0))
+    assert floater.linear_velocity == pytest.approx((2.0, 0.0))
+    floater.apply_force((2.0, 0.0))
+    world.step(0.5)
+    assert floater.linear_velocity[0] == pytest.approx(2.5)
+    world.step(0.5)  # forces are cleared after a step
+    assert floater.linear_velocity[0] == pytest.approx(2.5)
+    damped = world.create_body("dynamic", gravity_scale=0.0, linear_damping=1.0, linear_velocity=(1.0, 0.0))
+    damped.add_shape(Circle(0.5))
+    run(world, 1.0)
+    assert damped.linear_velocity[0] == pytest.approx(math.exp(-1.0), rel=0.01)
+
+
+def test_destroying_a_body_keeps_other_handles_working():
+    world, boxes = pyramid(3)
+    run(world, 0.5)
+    top = boxes[-1]
+    world.destroy_body(boxes[0])
+    with pytest.raises(RuntimeError):
+        _ = boxes[0].position
+    run(world, 0.5)
+    assert top.alive and top.position[1] == pytest.approx(2.5, abs=0.05)
+    assert world.body_count == len(boxes)  # ground + 6 boxes - 1
+
+
+def test_profile_reports_stages_and_counts():
+    world, boxes = pyramid(4)
+    world.step(DT)
+    p = world.profile
+    assert p.bodies == 11 and p.shapes == 11
+    assert p.manifolds >= 9 and p.points >= 2 * 9  # every box rests on something
+    assert p.colors >= 2
+    assert set(p.stages()) >= {"broadphase", "narrowphase", "solver"}
+    assert all(v >= 0.0 for v in p.stages().values())
+
+
+def test_substeps_and_warm_starting_can_change_at_run_time():
+    world, _ = pyramid(5)
+    run(world, 0.5)
+    world.substeps = 8
+    world.warm_starting = False
+    run(world, 0.5)
+    world.warm_starting = True
+    world.substeps = 2
+    run(world, 0.5)
+    assert world.profile.colors >= 2
+    with pytest.raises(ValueError, match="substeps"):
+        world.substeps = 0
