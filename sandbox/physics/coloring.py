@@ -13,10 +13,12 @@ import numpy as np
 def color_constraints(body_a: np.ndarray, body_b: np.ndarray, dynamic: np.ndarray) -> np.ndarray:
     """Greedy colouring: each constraint takes the lowest colour free on both its dynamic bodies.
 
-    Returns (M,) int64 colours. A Python loop over constraints, on purpose: a bitmask per body
-    and one pass gave fewer colours (6 for a base-20 or base-100 box pyramid) than the
-    vectorised rounds of a Luby-style colouring we measured, and fewer colours make every solver
-    iteration cheaper. The figures are in the comment of `_greedy` below.
+    Returns (M,) int64 colours. A Python loop over constraints, on purpose. Measured against
+    vectorised Luby-style rounds (random priorities, np.maximum.at per round) on box pyramids:
+    base 20 (590 constraints): greedy 0.18 ms and 6 colours, vectorised 0.58 ms and 8 colours;
+    base 100 (14,890 constraints): greedy 4.1 ms and 6 colours, vectorised 2.7 ms and 9 colours.
+    Every colour costs a fixed number of NumPy calls per solver pass (8 passes a step at 4
+    substeps), so the 3 extra colours cost more than the 1.4 ms the vectorised form saves.
     """
     a = np.where(dynamic[body_a], body_a, -1).tolist()
     b = np.where(dynamic[body_b], body_b, -1).tolist()

@@ -21,6 +21,16 @@ Algorithms: circle pairs analytically; polygon vs circle by the closest edge and
 vertices (seed 004, generalised to convex polygons as Box2D v3's b2CollidePolygonAndCircle);
 polygon pairs by the separating axis test and reference/incident edge clipping (seed 001, as
 Box2D v3's b2CollidePolygons and b2ClipPolygons). A segment is a two-vertex polygon.
+
+Where this departs from Box2D v3 (each is covered by tests/test_manifold.py):
+
+* Clipping fractions are clamped to the incident edge and points outside the reference edge's
+  side planes are dropped, as seed 001 prescribes (Box2D extrapolates).
+* Parallel edges facing each other are never a vertex-vertex contact: their closest pair is not
+  unique, and Box2D's tie-break turns two side-by-side boxes into one corner point.
+* The anti-flicker bias towards A's reference face yields to B's face when A's side planes
+  miss the incident edge altogether; otherwise an overlap could go without any point.
+* A circle centre on a segment's line beyond its end is in that end's vertex region.
 """
 
 from __future__ import annotations
@@ -141,6 +151,11 @@ def _next_vertex(index: np.ndarray, count: np.ndarray) -> np.ndarray:
     return np.where(index + 1 < count, index + 1, 0)
 
 
+def _edge(verts: np.ndarray, count: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end vertex of edge `index` of every polygon."""
+    return _at(verts, index), _at(verts, _next_vertex(index, count))
+
+
 def _feature_id(vertex_a: np.ndarray, vertex_b: np.ndarray) -> np.ndarray:
     """(vertex on A) << 8 | (vertex on B), as Box2D v3's B2_MAKE_ID."""
     return (vertex_a.astype(np.int64) << 8) | vertex_b.astype(np.int64)
@@ -168,13 +183,18 @@ def _finish(normal: np.ndarray, points: np.ndarray, depths: np.ndarray, ids: np.
     )
 
 
+def _margins(margin: np.ndarray | float, count: int) -> np.ndarray:
+    """The speculative margin of each of `count` pairs (m), from a scalar or a (P,) array."""
+    return np.broadcast_to(np.asarray(margin, dtype=np.float64), (count,))
+
+
 def _one_point(normal: np.ndarray, point: np.ndarray, separation: np.ndarray,
-               pos_a: np.ndarray, rot_a: np.ndarray) -> ManifoldBatch:
-    """A batch of single-point manifolds (id 0), kept where separation <= SPECULATIVE_DISTANCE."""
+               pos_a: np.ndarray, rot_a: np.ndarray, margin: np.ndarray | float) -> ManifoldBatch:
+    """A batch of single-point manifolds (id 0), kept where separation <= margin."""
     count = len(separation)
     points = np.stack([point, np.zeros_like(point)], axis=1)
     depths = np.stack([-separation, np.zeros(count)], axis=1)
-    valid = np.stack([separation <= SPECULATIVE_DISTANCE, np.zeros(count, dtype=bool)], axis=1)
+    valid = np.stack([separation <= _margins(margin, count), np.zeros(count, dtype=bool)], axis=1)
     return _finish(normal, points, depths, np.zeros((count, 2), dtype=np.int64), valid, pos_a, rot_a)
 
 
@@ -182,7 +202,8 @@ def _one_point(normal: np.ndarray, point: np.ndarray, separation: np.ndarray,
 
 def collide_circles(center_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarray,
                     rot_a: np.ndarray, center_b: np.ndarray, radius_b: np.ndarray,
-                    pos_b: np.ndarray, rot_b: np.ndarray) -> ManifoldBatch:
+                    pos_b: np.ndarray, rot_b: np.ndarray,
+                    margin: np.ndarray | float = SPECULATIVE_DISTANCE) -> ManifoldBatch:
     """Circle A vs circle B for P pairs: one point (id 0) along the line of centres.
 
     centers (P, 2) are local to their bodies, radii (P,) in metres. Coinciding centres use the
@@ -196,7 +217,7 @@ def collide_circles(center_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarra
     separation = distance - radius_a - radius_b
     surface_a = center_a + radius_a[:, None] * normal
     surface_b = c_b - radius_b[:, None] * normal
-    return _one_point(normal, 0.5 * (surface_a + surface_b), separation, pos_a, rot_a)
+    return _one_point(normal, 0.5 * (surface_a + surface_b), separation, pos_a, rot_a, margin)
 
 
 # ----------------------------------------------------------------------------- polygon vs circle
@@ -204,7 +225,8 @@ def collide_circles(center_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarra
 def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarray,
                            pos_a: np.ndarray, rot_a: np.ndarray, center_b: np.ndarray,
                            radius_b: np.ndarray, pos_b: np.ndarray,
-                           rot_b: np.ndarray) -> ManifoldBatch:
+                           rot_b: np.ndarray,
+                           margin: np.ndarray | float = SPECULATIVE_DISTANCE) -> ManifoldBatch:
     """Convex polygon A (padded (P, K, 2) vertices and normals, count (P,); count 2 is a
     segment) vs circle B (local centre (P, 2), radius (P,), m): one point, id 0.
 
@@ -243,7 +265,7 @@ def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np
 
     surface_a = c - distance[:, None] * normal       # the vertex, or c projected on the edge
     surface_b = c - radius_b[:, None] * normal        # deepest point of the circle
-    return _one_point(normal, 0.5 * (surface_a + surface_b), distance - radius_b, pos_a, rot_a)
+    return _one_point(normal, 0.5 * (surface_a + surface_b), distance - radius_b, pos_a, rot_a, margin)
 
 
 # ----------------------------------------------------------------------------- polygons
@@ -299,6 +321,15 @@ class _Clipped:
     separation: np.ndarray   # (P, 2) along the reference normal
     in_slab: np.ndarray      # (P, 2) the point lies within the reference edge's side planes
     overlap: np.ndarray      # (P,) length over which the two edges face each other
+
+    @staticmethod
+    def choose(mask: np.ndarray, if_true: "_Clipped", if_false: "_Clipped") -> "_Clipped":
+        """Pair by pair, `if_true` where mask else `if_false`."""
+        m1, m2 = mask[:, None], mask[:, None, None]
+        return _Clipped(np.where(m2, if_true.midpoints, if_false.midpoints),
+                        np.where(m1, if_true.separation, if_false.separation),
+                        np.where(m1, if_true.in_slab, if_false.in_slab),
+                        np.where(mask, if_true.overlap, if_false.overlap))
 
 
 def _clip(r1: np.ndarray, r2: np.ndarray, normal: np.ndarray, w1: np.ndarray,
@@ -367,47 +398,67 @@ def _vertex_vertex(a1: np.ndarray, a2: np.ndarray, b1: np.ndarray, b2: np.ndarra
     return _VertexPair(found, normal, distance, 0.5 * (vertex_a + vertex_b), vertex_id)
 
 
+@dataclass
+class _Faces:
+    flip: np.ndarray         # (P,) B's face is the reference
+    edge_a: np.ndarray       # (P,) A's reference or incident edge
+    edge_b: np.ndarray       # (P,) B's reference or incident edge
+    normal: np.ndarray       # (P, 2) the reference face's outward normal
+    clipped: _Clipped
+
+
+def _choose_faces(v_a: np.ndarray, n_a: np.ndarray, count_a: np.ndarray, v_b: np.ndarray,
+                  n_b: np.ndarray, count_b: np.ndarray) -> tuple[_Faces, np.ndarray]:
+    """Reference and incident edges of two polygons in one frame, the incident edge clipped,
+    and the separation (m) of the separating axis test."""
+    sat_a, sep_a = _max_separation(v_a, n_a, v_b)
+    sat_b, sep_b = _max_separation(v_b, n_b, v_a)
+    # Both candidates: A's face as the reference with B's incident edge, and the converse.
+    inc_b = _incident_edge(n_b, _at(n_a, sat_a))
+    inc_a = _incident_edge(n_a, _at(n_b, sat_b))
+    by_a = _clip(*_edge(v_a, count_a, sat_a), _at(n_a, sat_a), *_edge(v_b, count_b, inc_b))
+    by_b = _clip(*_edge(v_b, count_b, sat_b), _at(n_b, sat_b), *_edge(v_a, count_a, inc_a))
+    # B's face is the reference if it separates better by more than the anti-flicker bias, or
+    # if it is merely no worse and A's face would lose the contact: its side planes miss B's
+    # incident edge altogether (the bias is a preference and must not drop an overlap).
+    a_misses = ~by_a.in_slab.any(axis=1)
+    flip = (sep_b > sep_a + REFERENCE_FACE_TOLERANCE) | ((sep_b >= sep_a) & a_misses)
+    faces = _Faces(flip=flip, edge_a=np.where(flip, inc_a, sat_a), edge_b=np.where(flip, sat_b, inc_b),
+                   normal=np.where(flip[:, None], _at(n_b, sat_b), _at(n_a, sat_a)),
+                   clipped=_Clipped.choose(flip, by_b, by_a))
+    return faces, np.maximum(sep_a, sep_b)
+
+
 def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarray,
                      pos_a: np.ndarray, rot_a: np.ndarray, verts_b: np.ndarray,
                      norms_b: np.ndarray, count_b: np.ndarray, pos_b: np.ndarray,
-                     rot_b: np.ndarray) -> ManifoldBatch:
+                     rot_b: np.ndarray,
+                     margin: np.ndarray | float = SPECULATIVE_DISTANCE) -> ManifoldBatch:
     """Convex polygon A vs convex polygon B for P pairs (count 2 is a segment): up to 2 points.
 
     Geometry is local and padded: vertices and normals (P, K, 2) for A and (P, K2, 2) for B,
     counts (P,). Box2D v3's b2CollidePolygons:
 
     1. Separating axis test: A's edge that best separates B, and B's edge that best separates A.
-       Farther apart than SPECULATIVE_DISTANCE -> no points.
+       Farther apart than `margin` (default SPECULATIVE_DISTANCE) -> no points.
     2. The reference face is A's edge unless B's separates by REFERENCE_FACE_TOLERANCE more
-       (the bias keeps the choice from flickering); the incident edge is the other polygon's
-       edge most anti-parallel to it.
+       (the bias keeps the choice from flickering; see _choose_faces for one exception); the
+       incident edge is the other polygon's edge most anti-parallel to it.
     3. Apart by more than _APART and the two edges closest at a vertex of each -> one
        vertex-vertex point along the line between them. Otherwise clip the incident edge to the
-       reference edge's side planes and keep the points within SPECULATIVE_DISTANCE of the face.
+       reference edge's side planes and keep the points within `margin` of the face.
     """
     # A's frame shifted to A's vertex 0 keeps every coordinate near zero (Box2D does the same).
     origin = verts_a[:, 0, :]
     p, q = _relative_transform(pos_a, rot_a, pos_b, rot_b)
     v_a = verts_a - origin[:, None, :]
     v_b = _rotate(q[:, None, :], verts_b) + (p - origin)[:, None, :]
-    n_a, n_b = norms_a, _rotate(q[:, None, :], norms_b)
+    faces, separation = _choose_faces(v_a, norms_a, count_a, v_b, _rotate(q[:, None, :], norms_b), count_b)
 
-    sat_edge_a, sep_a = _max_separation(v_a, n_a, v_b)
-    sat_edge_b, sep_b = _max_separation(v_b, n_b, v_a)
-    separation = np.maximum(sep_a, sep_b)
-    flip = sep_b > sep_a + REFERENCE_FACE_TOLERANCE      # B's face is the reference
-
-    edge_a = np.where(flip, _incident_edge(n_a, _at(n_b, sat_edge_b)), sat_edge_a)
-    edge_b = np.where(flip, sat_edge_b, _incident_edge(n_b, _at(n_a, sat_edge_a)))
-    ia1, ia2 = edge_a, _next_vertex(edge_a, count_a)
-    ib1, ib2 = edge_b, _next_vertex(edge_b, count_b)
-    a1, a2, b1, b2 = _at(v_a, ia1), _at(v_a, ia2), _at(v_b, ib1), _at(v_b, ib2)
-
-    f = flip[:, None]
-    ref_normal = np.where(f, _at(n_b, edge_b), _at(n_a, edge_a))
-    clipped = _clip(np.where(f, b1, a1), np.where(f, b2, a2), ref_normal,
-                    np.where(f, a1, b1), np.where(f, a2, b2))
-    corner = _vertex_vertex(a1, a2, b1, b2, (ia1, ia2), (ib1, ib2), clipped.overlap)
+    ia1, ia2 = faces.edge_a, _next_vertex(faces.edge_a, count_a)
+    ib1, ib2 = faces.edge_b, _next_vertex(faces.edge_b, count_b)
+    corner = _vertex_vertex(*_edge(v_a, count_a, ia1), *_edge(v_b, count_b, ib1), (ia1, ia2), (ib1, ib2),
+                            faces.clipped.overlap)
     # Only shapes clearly apart can meet corner to corner (Box2D); touching shapes get the
     # clipper's face contact, and the vertex-vertex normal could not be normalised safely.
     single = (corner.found & (separation > _APART))[:, None]
@@ -415,7 +466,9 @@ def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarr
     # Clipped points in Box2D's order: (lower, upper) along the reference tangent, reversed
     # when B is the reference. Either way slot 0 is made by A's edge start and B's edge end,
     # slot 1 by A's edge end and B's edge start, so ids always read (A vertex, B vertex).
-    kept = clipped.in_slab & (clipped.separation <= SPECULATIVE_DISTANCE)
+    f, clipped = faces.flip[:, None], faces.clipped
+    limit = _margins(margin, len(separation))
+    kept = clipped.in_slab & (clipped.separation <= limit[:, None])
     clip_points = np.where(f[:, :, None], clipped.midpoints[:, ::-1], clipped.midpoints)
     clip_seps = np.where(f, clipped.separation[:, ::-1], clipped.separation)
     clip_valid = np.where(f, kept[:, ::-1], kept)
@@ -426,13 +479,13 @@ def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarr
     corner_points = np.stack([corner.midpoint, np.zeros_like(corner.midpoint)], axis=1)
     corner_seps = np.stack([corner.distance, empty_slot], axis=1)
     corner_ids = np.stack([corner.id, np.zeros_like(corner.id)], axis=1)
-    corner_valid = np.stack([corner.distance <= SPECULATIVE_DISTANCE, empty_slot != 0.0], axis=1)
+    corner_valid = np.stack([corner.distance <= limit, empty_slot != 0.0], axis=1)
 
-    normal = np.where(single, corner.normal, np.where(f, -ref_normal, ref_normal))
+    normal = np.where(single, corner.normal, np.where(f, -faces.normal, faces.normal))
     points = np.where(single[:, :, None], corner_points, clip_points) + origin[:, None, :]
     depths = -np.where(single, corner_seps, clip_seps)
     ids = np.where(single, corner_ids, clip_ids)
-    valid = (separation <= SPECULATIVE_DISTANCE)[:, None] & np.where(single, corner_valid, clip_valid)
+    valid = (separation <= limit)[:, None] & np.where(single, corner_valid, clip_valid)
     return _finish(normal, points, depths, ids, valid, pos_a, rot_a)
 
 
@@ -441,37 +494,41 @@ def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarr
 def _negated(batch: ManifoldBatch) -> ManifoldBatch:
     """The same manifolds seen from the other shape: the normal turns around, points, depths
     and ids stay (a polygon-circle id is 0 either way)."""
-    return ManifoldBatch(-batch.normal, batch.points, batch.depths, batch.ids, batch.valid)
+    return ManifoldBatch(0.0 - batch.normal, batch.points, batch.depths, batch.ids, batch.valid)
 
 
 def collide_pairs(kind_a: np.ndarray, verts_a: np.ndarray, norms_a: np.ndarray,
                   count_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarray,
                   rot_a: np.ndarray, kind_b: np.ndarray, verts_b: np.ndarray,
                   norms_b: np.ndarray, count_b: np.ndarray, radius_b: np.ndarray,
-                  pos_b: np.ndarray, rot_b: np.ndarray) -> ManifoldBatch:
+                  pos_b: np.ndarray, rot_b: np.ndarray,
+                  margin: np.ndarray | float = SPECULATIVE_DISTANCE) -> ManifoldBatch:
     """Manifolds of P mixed pairs, as the world's narrowphase stores them.
 
     kind (P,) is shapes.CIRCLE or shapes.POLYGON; vertices and normals are padded local
     geometry (P, K, 2) (a circle's centre is vertex 0), counts (P,), radii (P,) in metres,
     transforms as for the colliders. Each pair type is gathered, collided in one call, and
     scattered back; circle vs polygon runs as polygon vs circle with the normal negated.
+    `margin` (m, scalar or (P,)) is each pair's speculative distance: points farther apart
+    than it are dropped. The world widens it by how far the pair can move in a step.
     """
     out = ManifoldBatch.empty(len(kind_a))
+    margin = _margins(margin, len(kind_a))
     circle_a, circle_b = kind_a == CIRCLE, kind_b == CIRCLE
     poly_a, poly_b = kind_a == POLYGON, kind_b == POLYGON
 
     r = np.flatnonzero(circle_a & circle_b)
     _scatter(out, r, collide_circles(verts_a[r, 0], radius_a[r], pos_a[r], rot_a[r],
-                                     verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r]))
+                                     verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r], margin[r]))
     r = np.flatnonzero(poly_a & circle_b)
     _scatter(out, r, collide_polygon_circle(verts_a[r], norms_a[r], count_a[r], pos_a[r], rot_a[r],
-                                            verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r]))
+                                            verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r], margin[r]))
     r = np.flatnonzero(circle_a & poly_b)
     _scatter(out, r, _negated(collide_polygon_circle(verts_b[r], norms_b[r], count_b[r], pos_b[r], rot_b[r],
-                                                     verts_a[r, 0], radius_a[r], pos_a[r], rot_a[r])))
+                                                     verts_a[r, 0], radius_a[r], pos_a[r], rot_a[r], margin[r])))
     r = np.flatnonzero(poly_a & poly_b)
     _scatter(out, r, collide_polygons(verts_a[r], norms_a[r], count_a[r], pos_a[r], rot_a[r],
-                                      verts_b[r], norms_b[r], count_b[r], pos_b[r], rot_b[r]))
+                                      verts_b[r], norms_b[r], count_b[r], pos_b[r], rot_b[r], margin[r]))
     return out
 
 
