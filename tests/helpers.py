@@ -10,10 +10,10 @@ DT = 1.0 / 60.0
 
 
 def ground_world(**kwargs) -> World:
-    """A world with a static ground box whose top surface is y = 0, 40 m wide."""
+    """A world with a static ground box whose top surface is y = 0, 200 m wide."""
     world = World(**kwargs)
     ground = world.create_body("static", position=(0.0, -0.5))
-    ground.add_shape(box(20.0, 0.5), friction=0.6)
+    ground.add_shape(box(100.0, 0.5), friction=0.6)
     return world
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .manifold import collide_pairs
+from .one_sided import filter_one_sided
 
 _ID_BITS = 16
 _SHAPE_BITS = 24
@@ -87,6 +88,7 @@ def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
         shapes.radius[pair_a], pos[ba], rot[ba],
         shapes.kind[pair_b], shapes.verts[pair_b], shapes.norms[pair_b], shapes.count[pair_b],
         shapes.radius[pair_b], pos[bb], rot[bb], margin=margin)
+    filter_one_sided(batch, shapes, pair_a, pair_b, pos, rot)
     touching = np.flatnonzero(batch.valid[:, 0])
     a, b = pair_a[touching], pair_b[touching]
     m = len(touching)

@@ -14,7 +14,7 @@ class StepProfile:
 
     Stages: `broadphase` (bounding boxes and candidate pairs), `narrowphase` (colliders),
     `contacts` (warm-start matching), `coloring`, `solver` (substeps and restitution),
-    `finalize` (positions written back), and `total`.
+    `continuous` (fast shapes swept against tile edges), and `total`.
     """
 
     broadphase: float = 0.0
@@ -22,7 +22,7 @@ class StepProfile:
     contacts: float = 0.0
     coloring: float = 0.0
     solver: float = 0.0
-    finalize: float = 0.0
+    continuous: float = 0.0
     total: float = 0.0
     bodies: int = 0
     shapes: int = 0
@@ -40,7 +40,7 @@ class StepProfile:
 
     def stages(self) -> dict[str, float]:
         """Stage name -> ms, in pipeline order (without the total)."""
-        return {k: getattr(self, k) for k in ("broadphase", "narrowphase", "contacts", "coloring", "solver", "finalize")}
+        return {k: getattr(self, k) for k in ("broadphase", "narrowphase", "contacts", "coloring", "solver", "continuous")}
 
     def counts(self) -> dict[str, int]:
         return {k: getattr(self, k) for k in ("bodies", "shapes", "pairs", "manifolds", "points", "colors")}

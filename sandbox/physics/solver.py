@@ -81,10 +81,15 @@ class ContactSolver:
 
     `bounds[c]:bounds[c + 1]` are the manifolds of colour c; `centers` (N,) complex centres of
     mass at the start of the step; `ground` (M,) true where one body is not dynamic (those
-    contacts use `static_soft`).
+    contacts use `static_soft`). `pivot_a`, `pivot_b` (2, M) complex: for each point, the
+    point of each shape that turns with its body, from which the separation is re-measured
+    during the substeps: the contact point itself on a polygon, the centre on a circle (a
+    spinning circle's contact point does not turn with it; treating it as fixed to the body
+    would open a false gap of r (1 - cos(w h)) per substep).
     """
 
     def __init__(self, contacts: ContactSet, bounds: np.ndarray, centers: np.ndarray, body: BodyState,
+                 pivot_a: np.ndarray, pivot_b: np.ndarray,
                  ground: np.ndarray, h: float, contact_soft: Softness, static_soft: Softness,
                  push_max_velocity: float, restitution_threshold: float) -> None:
         self.contacts, self.bounds = contacts, bounds
@@ -96,7 +101,7 @@ class ContactSolver:
         self.nc, self.tc = n.conj(), t.conj()
         p = (contacts.points[..., 0] + 1j * contacts.points[..., 1]).T
         ra, rb = p - centers[a], p - centers[b]
-        self.ra, self.rb = ra, rb
+        self.ra, self.rb = pivot_a - centers[a], pivot_b - centers[b]
         ma, mb = body.inv_mass[a], body.inv_mass[b]
         ia, ib = body.inv_inertia[a], body.inv_inertia[b]
         valid = contacts.valid.T
@@ -113,9 +118,11 @@ class ContactSolver:
         self.jna, self.jnb = ia * self.rna, ib * self.rnb
         self.jta, self.jtb = ia * self.rta, ib * self.rtb
 
-        # Current separation = dot(dpB - dpA + dqB rB - dqA rA, n) + base; at the start, -depth.
-        # A missing point gets a far separation (finite: its zero mass times the bias must stay 0).
-        self.base = np.where(valid, -contacts.depths.T - ((rb - ra) * self.nc).real, _FAR)
+        # Current separation = dot(dpB - dpA + dqB rB - dqA rA, n) + base with the pivot arms
+        # rA, rB; at the start it is -depth. The pivot-to-point offsets do not turn, so they
+        # are constants folded into the base. A missing point gets a far separation (finite:
+        # its zero mass times the bias must stay 0).
+        self.base = np.where(valid, -contacts.depths.T - ((self.rb - self.ra) * self.nc).real, _FAR)
         self.relative_velocity = self._normal_speed(body.v[a], body.w[a], body.v[b], body.w[b], slice(None))
         soft = [np.where(ground, s, c) for s, c in zip(
             (static_soft.bias_rate, static_soft.mass_scale, static_soft.impulse_scale),

@@ -41,6 +41,9 @@ and this bound also keeps the integer vertex keys of the compiler far inside int
 
 _Q = 4
 """Quarters per cell: the compiler's integer unit is 1/4 of a cell."""
+_CELL_SLACK = 1e-6
+"""Cells. `edges_near` widens each query by this much when it picks the grid cells to visit:
+far above the round-off of (x - origin) / cell, far below a cell."""
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,8 @@ BASE_PATTERNS: tuple[BasePattern, ...] = (
     BasePattern("corner_cut", ((0, 0), (1, 0), (1, 1), (0.5, 1), (0, 0.5))),
     BasePattern("three_quarter", ((0, 0), (1, 0), (1, 0.5), (0.5, 0.5), (0.5, 1), (0, 1))),
     BasePattern("ledge", ((0, 0.75), (1, 0.75), (1, 1), (0, 1))),
-    # A wedge to the right of a corner_cut continues its 45 degree face half a cell lower:
-    # together they make 45 degree slopes on the half-cell grid.
+    # A wedge then a corner_cut, left to right, make one 45 degree face: rows of such pairs,
+    # each a column further right, are a 45 degree slope half a cell off the grid.
     BasePattern("wedge", ((0.5, 0), (1, 0), (1, 0.5))),
     BasePattern("spike", ((0, 0), (1, 0), (0.5, 1))),
     BasePattern("pillar", ((0.25, 0), (0.75, 0), (0.75, 1), (0.25, 1))),
@@ -77,11 +80,11 @@ pair is not among them: it is the 1:2 pair flipped about a diagonal (mirror + qu
 so it is already in the 96 codes."""
 
 
-def _checked_code(code: object, name: str = "tile code") -> int:
+def _checked_code(code: object) -> int:
     if isinstance(code, bool) or not isinstance(code, (int, np.integer)):
-        raise ValueError(f"{name}: must be an integer 0..{CODE_COUNT - 1}, got {code!r}")
+        raise ValueError(f"tile code: must be an integer 0..{CODE_COUNT - 1}, got {code!r}")
     if not 0 <= code < CODE_COUNT:
-        raise ValueError(f"{name}: unknown tile code {code}, expected 0..{CODE_COUNT - 1}")
+        raise ValueError(f"tile code: unknown tile code {code}, expected 0..{CODE_COUNT - 1}")
     return int(code)
 
 
@@ -197,7 +200,9 @@ class TileMap:
 
     Compilation: every solid cell contributes its outline; the stretches of cell borders where
     two outlines meet with opposite directions (solid on both sides) are dropped; collinear
-    edges joined end to end are merged; each edge is linked to its neighbours.
+    edges joined end to end are merged (except where another solid touches the joint, which
+    stays a vertex); each edge is linked to its neighbours. A rectangle of full tiles is 4
+    edges. The order of the edges is deterministic but has no meaning; follow `next`.
     """
 
     def __init__(self, rows: Sequence[Sequence[int]], origin: Iterable[float] = (0.0, 0.0),
@@ -219,7 +224,7 @@ class TileMap:
         convex_end = _cross(direction, direction[nxt]) > 0
 
         self.edges = _frozen(np.asarray(self.origin) + quarters * (self.cell / _Q))
-        length = np.hypot(direction[:, 0], direction[:, 1]).astype(np.float64)
+        length = np.hypot(direction[:, 0], direction[:, 1])
         self.normals = _frozen(np.stack([direction[:, 1], -direction[:, 0]], axis=1) / length[:, None])
         self.next = _frozen(nxt)
         self.prev = _frozen(prev)
@@ -277,15 +282,17 @@ class TileMap:
         bad = np.flatnonzero(np.any(lo > hi, axis=1))
         if len(bad):
             i = int(bad[0])
-            raise ValueError(f"TileMap.edges_near: lower[{i}] = {tuple(lo[i])} exceeds upper[{i}] = {tuple(hi[i])}")
+            raise ValueError(f"TileMap.edges_near: lower[{i}] = {tuple(lo[i].tolist())} exceeds "
+                             f"upper[{i}] = {tuple(hi[i].tolist())}")
         height, width = self.shape
         origin = np.asarray(self.origin)
-        # Cells whose CLOSED square meets the box, found with a little slack (in cells) so a box
-        # that only touches a border, or round-off in the division, never loses a cell.
-        slack = 1e-6
-        # Clipping to the map (one cell beyond it on the far side) keeps the casts in range.
-        cmin = np.clip(np.floor((lo - origin) / self.cell - slack), 0, [width, height]).astype(np.int64)
-        cmax = np.clip(np.floor((hi - origin) / self.cell + slack), -1, [width - 1, height - 1]).astype(np.int64)
+        # Cells whose CLOSED square meets the box, found with a little slack so a box that only
+        # touches a border, or round-off in the division, never loses a cell. Clipping to the
+        # map (one cell beyond it on the far side) keeps the casts in range.
+        cmin = np.floor((lo - origin) / self.cell - _CELL_SLACK)
+        cmax = np.floor((hi - origin) / self.cell + _CELL_SLACK)
+        cmin = np.clip(cmin, 0, [width, height]).astype(np.int64)
+        cmax = np.clip(cmax, -1, [width - 1, height - 1]).astype(np.int64)
         span = np.maximum(cmax - cmin + 1, 0)
         covered = span[:, 0] * span[:, 1]
 
@@ -298,7 +305,7 @@ class TileMap:
         count = np.searchsorted(self._hash_keys, key, side="right") - first
         cell_entry, index = _ranges(count)
         n = max(len(self.edges), 1)
-        pair = np.unique(owner[cell_entry] * n + self._hash_edges[first[cell_entry] + index])
+        pair = _sorted_unique(owner[cell_entry] * n + self._hash_edges[first[cell_entry] + index])
         query, edge = pair // n, pair % n
         touch = _segment_touches_box(self.edges[edge, 0], self.edges[edge, 1], lo[query], hi[query])
         return query[touch], edge[touch]
@@ -319,7 +326,7 @@ def _checked_rows(rows: object) -> np.ndarray:
     codes = np.empty((len(rows), width), dtype=np.int64)
     for r, row in enumerate(rows):
         if _row_length(r, row) != width:
-            raise ValueError(f"TileMap rows[{r}]: has {len(row)} codes, expected {width} like rows[0]")
+            raise ValueError(f"TileMap rows[{r}]: length {len(row)}, expected {width} like rows[0]")
         codes[r] = _row_codes(r, row)
     return codes
 
@@ -363,7 +370,7 @@ def _point_rows(name: str, points: object) -> np.ndarray:
         raise ValueError(f"{name}: must be an array of shape (n, 2), got shape {np.shape(points)}")
     bad = np.flatnonzero(~np.all(np.isfinite(p), axis=1))
     if len(bad):
-        raise ValueError(f"{name}[{int(bad[0])}]: must be finite, got {tuple(p[bad[0]])}")
+        raise ValueError(f"{name}[{int(bad[0])}]: must be finite, got {tuple(p[bad[0]].tolist())}")
     return p
 
 
@@ -380,9 +387,8 @@ def _tile_edges(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     block of full tiles) is dropped here, on the grid, before any edge is made; partial
     overlaps are left to `_drop_shared_borders`.
     """
-    height, width = codes.shape
-    padded = np.full((height + 2, width + 2), EMPTY)
-    padded[1:-1, 1:-1] = codes
+    height = codes.shape[0]
+    padded = np.pad(codes, 1, constant_values=EMPTY)
     rows, cols = np.nonzero(codes >= 0)
     code = codes[rows, cols]
     side = _CODE_SIDES[code]
@@ -398,16 +404,18 @@ def _tile_edges(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _reversed_present(segments: np.ndarray) -> np.ndarray:
-    """(m,) bool: whether the segment b -> a is also in the list (exact, integer keys)."""
+    """(m,) bool: whether the segment b -> a is also in the list (exact, integer keys).
+
+    A segment and its reverse share one key, made of their lower vertex number first; no
+    segment is listed twice, so a key seen twice is a segment whose reverse is present.
+    Vertices are numbered densely (x * rows + y), so the pair fits in int64: a map of at most
+    10^6 cells has at most (4 w + 1)(4 h + 1) < 2.1 * 10^7 vertices, and pairs stay below 5 * 10^14.
+    """
     if len(segments) == 0:
         return np.zeros(0, dtype=bool)
     span = segments.reshape(-1, 2).max(axis=0) + 1
-    vertex = segments[..., 0] * span[1] + segments[..., 1]
-    vertices = span[0] * span[1]
-    keys = np.sort(vertex[:, 0] * vertices + vertex[:, 1])
-    wanted = vertex[:, 1] * vertices + vertex[:, 0]
-    found = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    return keys[found] == wanted
+    a, b = (segments[:, i, 0] * span[1] + segments[:, i, 1] for i in (0, 1))
+    return _multiplicity(np.minimum(a, b) * (span[0] * span[1]) + np.maximum(a, b)) == 2
 
 
 def _drop_shared_borders(segments: np.ndarray, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -452,9 +460,7 @@ def _merge_collinear(pieces: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     direction = d // np.gcd(d[:, 0], d[:, 1])[:, None]
     offset = _cross(direction, pieces[:, 0])
     along = np.einsum("ij,ij->i", direction, pieces[:, 0])
-    start = _vertex_key(pieces[:, 0])
-    starts = np.sort(start)
-    lone = np.searchsorted(starts, start, side="right") - np.searchsorted(starts, start, side="left") == 1
+    lone = _multiplicity(_vertex_key(pieces[:, 0])) == 1
     order = np.lexsort((along, offset, direction[:, 1], direction[:, 0]))
     pieces, direction, offset, lone = pieces[order], direction[order], offset[order], lone[order]
     joined = np.zeros(len(pieces), dtype=bool)
@@ -472,35 +478,60 @@ def _merge_collinear(pieces: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 def _link(edges: np.ndarray, direction: np.ndarray) -> np.ndarray:
     """(n,) next edge: for each edge, the edge that leaves the vertex where it ends.
 
-    Usually one edge leaves that vertex. Where solids touch at a single vertex, several do;
-    then the chosen one is the first met turning counter-clockwise from the way back along
-    this edge, that is, the sharpest right turn. The pair then bounds one EMPTY wedge, the one
-    a circle there meets, so the corner flags come out right: where two blocks touch corner to
-    corner, both empty wedges are 90 degree concave corners. Every vertex has as many edges
-    arriving as leaving and this choice pairs them one to one, so `next` is a permutation.
+    Every vertex has as many edges arriving as leaving, so the start keys sorted and the end
+    keys sorted are the same list: the edges arriving at a vertex and those leaving it sit in
+    the same run of positions. Usually the run has one edge. Where solids touch at a single
+    vertex it has more; then the chosen one is the first met turning counter-clockwise from
+    the way back along the arriving edge, the sharpest right turn. The pair then bounds one
+    EMPTY wedge, the one a circle there meets, so the corner flags come out right: where two
+    blocks touch corner to corner, both empty wedges are 90 degree concave corners. The choice
+    pairs arrivals and departures one to one, so `next` is a permutation.
     """
-    start_key = _vertex_key(edges[:, 0])
-    by_start = np.argsort(start_key)
-    sorted_start = start_key[by_start]
-    end_key = _vertex_key(edges[:, 1])
-    first = np.searchsorted(sorted_start, end_key, side="left")
-    count = np.searchsorted(sorted_start, end_key, side="right") - first
-    owner, index = _ranges(count)
-    candidate = by_start[first[owner] + index]
-    back = -direction[owner].astype(np.float64)
+    by_end = np.argsort(_vertex_key(edges[:, 1]))
+    by_start = np.argsort(_vertex_key(edges[:, 0]))
+    first, count = _runs(_vertex_key(edges[by_end, 1]))
+    slot, index = _ranges(count)
+    candidate = by_start[first[slot] + index]
+    back = -direction[by_end[slot]].astype(np.float64)
     out = direction[candidate].astype(np.float64)
     # Angle in (0, 2 pi] from the way back to the candidate, counter-clockwise (directions are
     # small distinct integer vectors, so no two candidates tie).
     angle = np.arctan2(_cross(back, out), np.einsum("ij,ij->i", back, out))
     angle = np.where(angle <= 0.0, angle + 2.0 * math.pi, angle)
-    order = np.lexsort((angle, owner))
-    return candidate[order[np.cumsum(count) - count]]
+    order = np.lexsort((angle, slot))
+    nxt = np.empty(len(edges), dtype=np.int64)
+    nxt[by_end] = candidate[order[np.cumsum(count) - count]]
+    return nxt
 
 
 def _vertex_key(points: np.ndarray) -> np.ndarray:
     """Exact int64 key of integer points (..., 2) in quarters: both coordinates are below
     2^22, since a map is at most MAX_TILE_MAP_CELLS = 10^6 cells (4 * 10^6 quarters) wide."""
     return (points[..., 0] << 22) | points[..., 1]
+
+
+def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first, count) for each position of a sorted array: where its run of equal keys
+    starts and how long the run is."""
+    new = np.ones(len(sorted_keys), dtype=bool)
+    new[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    start = np.flatnonzero(new)
+    run = np.cumsum(new) - 1
+    return start[run], np.diff(np.append(start, len(sorted_keys)))[run]
+
+
+def _sorted_unique(keys: np.ndarray) -> np.ndarray:
+    """The distinct keys, sorted (a sort and a compare: cheaper than np.unique's hashing)."""
+    keys = np.sort(keys)
+    return keys[np.r_[True, keys[1:] != keys[:-1]][:len(keys)]]
+
+
+def _multiplicity(keys: np.ndarray) -> np.ndarray:
+    """(n,) how many times each key occurs in `keys`."""
+    order = np.argsort(keys)
+    count = np.empty(len(keys), dtype=np.int64)
+    count[order] = _runs(keys[order])[1]
+    return count
 
 
 def _ranges(count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -512,9 +543,10 @@ def _ranges(count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _edge_hash(piece_cell: np.ndarray, piece_edge: np.ndarray, width: int, edge_count: int
                ) -> tuple[np.ndarray, np.ndarray]:
     """(keys, edges): sorted cell keys (row from bottom * width + column) and the edge of each
-    entry. An edge is entered in every cell that holds one of its pieces, so in exactly the
-    cells its segment passes through (each piece lies in its cell's closed square)."""
-    entry = np.unique((piece_cell[:, 1] * width + piece_cell[:, 0]) * max(edge_count, 1) + piece_edge)
+    entry. An edge is entered in every cell one of its pieces came from; each piece lies in
+    its cell's closed square, so every point of the edge is in the closed square of a cell
+    that lists it, and `edges_near` visits every cell whose closed square meets a box."""
+    entry = _sorted_unique((piece_cell[:, 1] * width + piece_cell[:, 0]) * max(edge_count, 1) + piece_edge)
     return _frozen(entry // max(edge_count, 1)), _frozen(entry % max(edge_count, 1))
 
 

@@ -1,0 +1,97 @@
+"""One-sided edges (tile maps): which contacts an edge keeps, and with which normal.
+
+A tile edge [a, b] has its solid on the left and its outward normal n on the right. Colliding
+it as a plain two-sided segment gives three kinds of wrong contact, which this pass repairs
+for whole batches at once (Box2D's chain segments solve the same problem with ghost vertices):
+
+* The other shape is behind the edge (its centroid is on the solid side): no contact. It is
+  either inside the solid, where the edges in front of it will push it out, or it will be met
+  by the edge whose front it is in.
+* The normal tilts toward an end that is a **concave** corner (the next edge turns up towards
+  the shape, as at the foot of a slope): snap it to n. Otherwise a box sliding into the corner
+  meets the end vertex and gets a diagonal normal that bumps it.
+* The normal tilts toward a **convex** corner (the boundary turns away, as on a ledge): the
+  corner's vertex region is shared by two edges. It is kept by the edge whose *end* b the
+  vertex is, and only while the normal lies between the two edges' normals; a normal past the
+  neighbour's belongs to the neighbour's face. So every corner contact exists exactly once.
+
+A normal counts as the face normal while dot(normal, n) >= 1 - FACE_TOLERANCE.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .manifold import ManifoldBatch
+
+FACE_TOLERANCE = 1.0e-6
+"""1 - cos of the largest tilt (about 0.08 degrees) still treated as the face normal."""
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+
+
+def _rotate(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
+    c, s = rot[..., 0:1], rot[..., 1:2]
+    return np.concatenate([c * v[..., 0:1] - s * v[..., 1:2], s * v[..., 0:1] + c * v[..., 1:2]], axis=-1)
+
+
+def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: np.ndarray,
+                     pos: np.ndarray, rot: np.ndarray) -> None:
+    """Apply the one-sided edge rules, in place, to the pairs of `batch` that hold an edge.
+
+    `shapes` is the world's shape table (columns `one_sided`, `verts`, `norms`, `centroid`,
+    `edge_neighbors`, `edge_convex`, `body`); `pos`, `rot` (N, 2) body origins and (cos, sin).
+    """
+    edge_a, edge_b = shapes.one_sided[pair_a], shapes.one_sided[pair_b]
+    rows = np.flatnonzero(edge_a ^ edge_b)
+    if len(rows) == 0:
+        return
+    first = edge_a[rows]
+    edge = np.where(first, pair_a[rows], pair_b[rows])
+    other = np.where(first, pair_b[rows], pair_a[rows])
+    sign = np.where(first, 1.0, -1.0)[:, None]
+    normal = batch.normal[rows] * sign  # from the edge towards the other shape
+
+    be, bo = shapes.body[edge], shapes.body[other]
+    re = rot[be]
+    a = pos[be] + _rotate(re, shapes.verts[edge, 0])
+    n = _rotate(re, shapes.norms[edge, 0])
+    neighbor = _rotate(re[:, None], shapes.edge_neighbors[edge])  # (r, 2, 2): prev, next normals
+    centroid = pos[bo] + _rotate(rot[bo], shapes.centroid[other])
+
+    behind = _dot(centroid - a, n) < 0.0
+    face = _dot(normal, n) >= 1.0 - FACE_TOLERANCE
+    toward_b = _cross(n, normal) > 0.0  # tilted toward b: b - a is n turned counter-clockwise
+    end = toward_b.astype(np.int64)
+    convex = shapes.edge_convex[edge, end]
+    n_next = neighbor[np.arange(len(rows)), end]
+    turn = _cross(n, n_next)
+    in_cone = (_cross(n, normal) * turn >= 0.0) & (_cross(normal, n_next) * turn >= 0.0)
+    snap = ~face & ~convex & ~behind
+    drop = behind | (~face & convex & ~(toward_b & in_cone))
+
+    if snap.any():
+        _snap(batch, rows[snap], normal[snap], n[snap], a[snap], sign[snap])
+    batch.valid[rows[drop]] = False
+
+
+def _snap(batch: ManifoldBatch, rows: np.ndarray, normal: np.ndarray, n: np.ndarray,
+          a: np.ndarray, sign: np.ndarray) -> None:
+    """Turn the normal of these manifolds to the edge normal `n`, re-measuring each point.
+
+    A point p with depth d along `normal` has the other shape's surface at p - d/2 normal (the
+    point is midway). Measured along n from the edge line through a, that surface point is at
+    separation s = dot(surface - a, n); the new midpoint is surface - s/2 n and the depth -s.
+    """
+    points, depths = batch.points[rows], batch.depths[rows]
+    surface = points - 0.5 * depths[..., None] * normal[:, None, :]
+    separation = _dot(surface - a[:, None, :], n[:, None, :])
+    batch.points[rows] = surface - 0.5 * separation[..., None] * n[:, None, :]
+    batch.depths[rows] = -separation
+    batch.normal[rows] = n * sign

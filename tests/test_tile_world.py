@@ -1,0 +1,116 @@
+"""Tile maps in the world: smooth sliding over seams, and nothing tunnels through a wall."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sandbox.physics import Circle, TileMap, World, box
+from sandbox.physics.tiles import BASE_PATTERNS
+from helpers import DT
+
+FULL = 0
+
+
+def _code(name: str, mirror: int = 0, turn: int = 0) -> int:
+    base = [p.name for p in BASE_PATTERNS].index(name)
+    return base * 8 + mirror * 4 + turn
+
+
+def _slider(world: World, kind: str, position, velocity):
+    body = world.create_body("dynamic", position=position, linear_velocity=velocity)
+    shape = box(0.5, 0.5) if kind == "box" else Circle(0.5)
+    body.add_shape(shape, friction=0.0)
+    return body
+
+
+@pytest.mark.parametrize("kind", ["box", "circle"])
+def test_sliding_along_a_floor_of_fifty_tiles_never_bumps(kind):
+    world = World()
+    world.add_tilemap(TileMap([[FULL] * 50], origin=(-25.0, -1.0)), friction=0.0)
+    body = _slider(world, kind, (-22.0, 0.5), (5.0, 0.0))
+    for _ in range(int(8.0 / DT)):  # 40 m: across 40 tile seams
+        world.step(DT)
+        vx, vy = body.linear_velocity
+        assert abs(vy) <= 1e-3
+        assert math.hypot(vx, vy) == pytest.approx(5.0, rel=0.01)
+    assert body.position[0] > 17.0
+
+
+@pytest.mark.parametrize("kind", ["box", "circle"])
+def test_sliding_down_a_45_degree_slope_of_twenty_tiles_never_bumps(kind):
+    # A staircase of 45 degree slope cells rising to the right: cell (i, i) from the bottom,
+    # solid below the diagonal, full blocks beneath each slope cell.
+    size = 20
+    slope = _slope_rising_right()
+    rows = [[-1] * size for _ in range(size)]
+    for i in range(size):
+        rows[size - 1 - i][i] = slope
+        for j in range(i):
+            rows[size - 1 - j][i] = FULL
+    world = World()
+    world.add_tilemap(TileMap(rows, origin=(0.0, 0.0)), friction=0.0)
+    normal = np.array([-1.0, 1.0]) / math.sqrt(2.0)
+    down = np.array([-1.0, -1.0]) / math.sqrt(2.0)
+    start = np.array([18.0, 18.0]) + normal * 0.5
+    body = _slider(world, kind, start, tuple(5.0 * down))
+    body.angle = -math.pi / 4 if kind == "box" else 0.0
+    body.set_transform(start, body.angle)
+    for _ in range(int(2.5 / DT)):
+        world.step(DT)
+        if body.position[0] < 2.0:
+            break
+        assert abs(float(np.dot(body.linear_velocity, normal))) <= 1e-3
+    assert body.position[0] < 6.0  # it slid most of the way down
+
+
+def _slope_rising_right() -> int:
+    """The code whose outline is the triangle below the diagonal from (0, 0) to (1, 1)."""
+    from sandbox.physics.tiles import tile_outline
+    target = {(0.0, 0.0), (1.0, 0.0), (1.0, 1.0)}
+    for code in range(_code("slope45"), _code("slope45") + 8):
+        if {tuple(map(float, v)) for v in tile_outline(code)} == target:
+            return code
+    raise AssertionError("no 45 degree slope rising to the right")
+
+
+def _wall_world() -> World:
+    """A wall one tile thick: the column x in [0, 1], y in [-200, 200] (tall enough that nothing
+    sliding along it at up to 400 m/s reaches an end within the test); no gravity."""
+    world = World(gravity=(0.0, 0.0))
+    world.add_tilemap(TileMap([[FULL]] * 400, origin=(0.0, -200.0)))
+    return world
+
+
+@pytest.mark.parametrize("angle", np.linspace(-60.0, 60.0, 20))
+def test_fast_small_circle_never_passes_a_one_tile_wall(angle):
+    world = _wall_world()
+    t = math.radians(angle)
+    ball = world.create_body("dynamic", position=(-3.0, 0.0), linear_velocity=(400 * math.cos(t), 400 * math.sin(t)))
+    ball.add_shape(Circle(0.1))
+    for _ in range(30):
+        world.step(DT)
+        assert ball.position[0] < 0.0 - 0.1 + 0.01
+
+
+def test_circle_dropped_from_a_thousand_metres_stops_on_a_one_tile_floor():
+    world = World()
+    world.add_tilemap(TileMap([[FULL] * 10], origin=(-5.0, -1.0)))
+    ball = world.create_body("dynamic", position=(0.0, 1000.0))
+    ball.add_shape(Circle(0.25))
+    for _ in range(int(16.0 / DT)):
+        world.step(DT)
+        assert ball.position[1] > 0.25 - 0.02
+    assert ball.position[1] == pytest.approx(0.25, abs=0.01)
+    assert abs(ball.linear_velocity[1]) < 1e-2
+
+
+def test_small_fast_box_does_not_pass_a_one_tile_wall():
+    world = _wall_world()
+    crate = world.create_body("dynamic", position=(-3.0, 0.3), angle=0.3, linear_velocity=(200.0, 0.0))
+    crate.add_shape(box(0.1, 0.1))
+    for _ in range(30):
+        world.step(DT)
+        assert crate.position[0] < 0.0
