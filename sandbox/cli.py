@@ -1,7 +1,8 @@
 """The `sandbox` command.
 
-Until the game exists, `sandbox` runs a short headless demo of the engine and prints what
-happened: a pyramid of boxes settles and a ball is thrown into it.
+    sandbox [demo] [--seconds S] [--base N]   a headless demo of the engine (the default, until
+                                              the game exists): a pyramid settles, a ball hits it
+    sandbox tiles --out FILE                  draw all 96 tile codes into a PNG
 """
 
 from __future__ import annotations
@@ -45,11 +46,36 @@ def run_demo(seconds: float, base: int) -> int:
     return 0
 
 
+def run_tiles(out: str, cell_px: int) -> int:
+    from .tile_atlas import render_atlas  # pygame is imported only for this command
+
+    width, height = render_atlas(out, cell_px)
+    print(f"sandbox tiles: wrote all 96 tile codes to {out} ({width} x {height} px)")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sandbox", description="2D rigid-body physics sandbox.")
+    commands = parser.add_subparsers(dest="command")
+    demo = commands.add_parser("demo", help="headless engine demo (the default)")
+    for p in (parser, demo):
+        p.add_argument("--seconds", type=float, default=3.0, help="simulated seconds (default 3)")
+        p.add_argument("--base", type=int, default=10, help="boxes in the pyramid's bottom row (default 10)")
+    tiles = commands.add_parser("tiles", help="draw the 96 tile codes into a PNG")
+    tiles.add_argument("--out", required=True, help="PNG file to write")
+    tiles.add_argument("--cell", type=int, default=48, help="pixels per tile, 16..256 (default 48)")
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="sandbox", description="2D rigid-body physics sandbox (headless demo).")
-    parser.add_argument("--seconds", type=float, default=3.0, help="simulated seconds (default 3)")
-    parser.add_argument("--base", type=int, default=10, help="boxes in the pyramid's bottom row (default 10)")
+    parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "tiles":
+        try:
+            return run_tiles(args.out, args.cell)
+        except (ValueError, OSError) as error:
+            print(f"sandbox tiles: {error}", file=sys.stderr)
+            return 2
     if not 0 < args.seconds <= 3600 or not 1 <= args.base <= 200:
         parser.error("--seconds must be in (0, 3600] and --base in [1, 200]")
     return run_demo(args.seconds, args.base)

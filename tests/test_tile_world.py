@@ -114,3 +114,30 @@ def test_small_fast_box_does_not_pass_a_one_tile_wall():
     for _ in range(30):
         world.step(DT)
         assert crate.position[0] < 0.0
+
+
+def test_a_circle_on_a_convex_corner_gets_exactly_one_contact():
+    world = World(gravity=(0.0, 0.0))
+    tiles = world.add_tilemap(TileMap([[FULL]], origin=(0.0, 0.0)))
+    # Centre on the corner's diagonal, 0.01 m from the corner (1, 1): both edges see the vertex.
+    ball = world.create_body("dynamic", position=(1.0 + 0.31 / math.sqrt(2), 1.0 + 0.31 / math.sqrt(2)))
+    ball.add_shape(Circle(0.3))
+    world.step(DT)
+    c = world.contacts
+    with_tiles = [k for k in range(len(c)) if tiles.index in (c.body_a[k], c.body_b[k]) and c.valid[k, 0]]
+    assert len(with_tiles) == 1
+    normal = c.normal[with_tiles[0]] * (1 if c.body_a[with_tiles[0]] == tiles.index else -1)
+    assert normal == pytest.approx([math.sqrt(0.5), math.sqrt(0.5)], abs=1e-9)
+    assert c.depths[with_tiles[0], 0] == pytest.approx(-0.01, abs=1e-9)
+
+
+def test_a_shape_behind_an_edge_gets_no_contact_from_it():
+    # A ball whose centre is inside a thick floor, below its top edge, is not pushed up
+    # through the top (Box2D's chain edges behave the same): it meets no edge from the front.
+    world = World(gravity=(0.0, 0.0))
+    world.add_tilemap(TileMap([[FULL] * 5] * 3, origin=(-2.5, -3.0)))
+    ball = world.create_body("dynamic", position=(0.0, -0.2))
+    ball.add_shape(Circle(0.3))
+    world.step(DT)
+    assert world.contacts.valid.sum() == 0
+    assert ball.position == (0.0, -0.2)
