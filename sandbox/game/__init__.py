@@ -1,0 +1,1 @@
+"""The game: pygame-ce loop, input, camera, drawing, overlay and tools (reads the world)."""
