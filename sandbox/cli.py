@@ -32,7 +32,7 @@ def run_demo(seconds: float, base: int) -> int:
     world = build_demo(base)
     steps = int(round(seconds * 60))
     total_ms = 0.0
-    for i in range(steps):
+    for _ in range(steps):
         world.step(1.0 / 60.0)
         total_ms += world.profile.total
     p = world.profile

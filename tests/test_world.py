@@ -220,3 +220,15 @@ def test_substeps_and_warm_starting_can_change_at_run_time():
     assert world.profile.colors >= 2
     with pytest.raises(ValueError, match="substeps"):
         world.substeps = 0
+
+
+def test_frame_helpers_convert_points_and_velocities():
+    world = World(gravity=(0.0, 0.0))
+    body = world.create_body("dynamic", position=(1.0, 2.0), angle=math.pi / 2,
+                             linear_velocity=(1.0, 0.0), angular_velocity=2.0)
+    body.add_shape(box(0.5, 0.5, center=(1.0, 0.0)))  # centre of mass 1 m along the body's x axis
+    assert body.world_point((1.0, 0.0)) == pytest.approx((1.0, 3.0))
+    assert body.local_point((1.0, 3.0)) == pytest.approx((1.0, 0.0))
+    assert body.world_center == pytest.approx((1.0, 3.0))
+    # A point 1 m right of the centre of mass moves with v + w x r = (1, 0) + 2 * (0, 1).
+    assert body.velocity_at((2.0, 3.0)) == pytest.approx((1.0, 2.0))

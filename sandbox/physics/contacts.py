@@ -144,6 +144,3 @@ class ContactTable:
         self._keys = keys[order]
         self._normal = self._normal[keep][order]
         self._tangent = self._tangent[keep][order]
-
-    def clear(self) -> None:
-        self.__init__()

@@ -12,24 +12,31 @@ pass (see `coloring`).
 
 from __future__ import annotations
 
-import math
 from typing import Iterable
 
 import numpy as np
 
-from . import settings
-from .body import BODY_TYPES, DYNAMIC, KINEMATIC, STATIC, Body, ShapeRef
+from . import queries, settings
+from .body import BODY_TYPES, DYNAMIC, STATIC, Body, ShapeRef
 from .broadphase import overlapping_pairs
 from .coloring import color_constraints, color_order
 from .columns import Columns
 from .contacts import MAX_SHAPES, ContactSet, ContactTable, find_manifolds
-from . import queries
+from .continuous import SWEEP_FRACTION, earliest_impacts
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
-from .continuous import SWEEP_FRACTION, earliest_impacts
-from .shapes import CIRCLE, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
-from .tiles import TileMap
+from .shapes import (
+    CIRCLE,
+    Circle,
+    Segment,
+    Shape,
+    check_number,
+    check_point,
+    padded_geometry,
+    shape_kind,
+)
 from .solver import BodyState, ContactSolver, Softness
+from .tiles import TileMap
 
 _F8 = np.float64
 
