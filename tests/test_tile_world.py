@@ -141,3 +141,17 @@ def test_a_shape_behind_an_edge_gets_no_contact_from_it():
     world.step(DT)
     assert world.contacts.valid.sum() == 0
     assert ball.position == (0.0, -0.2)
+
+
+@pytest.mark.parametrize("speed", [20.0, 100.0, 400.0])
+def test_a_fast_elastic_ball_bouncing_off_a_tile_wall_gains_no_energy(speed):
+    world = _wall_world()
+    ball = world.create_body("dynamic", position=(-5.0, 0.0), linear_velocity=(speed, 0.0))
+    ball.add_shape(Circle(0.1), restitution=1.0, friction=0.0)
+    fastest = 0.0
+    for _ in range(60):
+        world.step(DT)
+        fastest = max(fastest, math.hypot(*ball.linear_velocity))
+        assert ball.position[0] < 0.0
+    assert ball.linear_velocity[0] < 0.0  # it bounced
+    assert fastest <= speed * (1.0 + 1e-9)

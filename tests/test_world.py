@@ -232,3 +232,14 @@ def test_frame_helpers_convert_points_and_velocities():
     assert body.world_center == pytest.approx((1.0, 3.0))
     # A point 1 m right of the centre of mass moves with v + w x r = (1, 0) + 2 * (0, 1).
     assert body.velocity_at((2.0, 3.0)) == pytest.approx((1.0, 2.0))
+
+
+def test_fixed_rotation_body_lands_on_its_corner_without_turning():
+    world = ground_world()
+    crate = world.create_body("dynamic", position=(0.0, 2.0), angle=0.3, fixed_rotation=True)
+    crate.add_shape(box(0.5, 0.5), friction=0.6)
+    run(world, 2.0)
+    assert crate.angle == 0.3
+    assert crate.inertia == 0.0
+    # It rests on its lowest corner: 0.5 (cos 0.3 + sin 0.3) above the ground.
+    assert crate.position[1] == pytest.approx(0.5 * (math.cos(0.3) + math.sin(0.3)), abs=0.01)
