@@ -1,8 +1,14 @@
 """The `sandbox` command.
 
-    sandbox [demo] [--seconds S] [--base N] [--no-ball]   a headless demo of the engine (the default, until
-                                              the game exists): a pyramid settles, a ball hits it
-    sandbox tiles --out FILE                  draw all 96 tile codes into a PNG
+    sandbox [LEVEL]                                  play a level in a window (default: playground)
+    sandbox run [LEVEL] --seconds N [--screenshot FILE] [--overlay]
+                                                     run a level without a window, print a summary
+    sandbox check FILE...                            validate level files, print every error
+    sandbox tiles --out FILE [--tileset]             draw all 96 tile codes (or the Tiled tile set) into a PNG
+    sandbox demo [--seconds S] [--base N] [--no-ball]
+                                                     engine only: a pyramid settles, a ball hits it
+
+LEVEL is the name of a shipped level (`pyramid`) or a path to a level file.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ import time
 import numpy as np
 
 from .physics import Body, Circle, World, box
+
+COMMANDS = ("run", "check", "tiles", "demo")
 
 
 def build_demo(base: int = 10, ball: bool = True) -> tuple[World, list[Body]]:
@@ -61,38 +69,64 @@ def run_demo(seconds: float, base: int, ball: bool) -> int:
     return 0
 
 
-def run_tiles(out: str, cell_px: int) -> int:
-    from .tile_atlas import render_atlas  # pygame is imported only for this command
+def run_tiles(out: str, cell_px: int, tileset: bool) -> int:
+    from .tile_atlas import render_atlas, render_tileset  # pygame is imported only for this command
 
-    width, height = render_atlas(out, cell_px)
-    print(f"sandbox tiles: wrote all 96 tile codes to {out} ({width} x {height} px)")
+    try:
+        width, height = (render_tileset if tileset else render_atlas)(out, cell_px)
+    except (ValueError, OSError) as error:
+        print(f"sandbox tiles: {error}", file=sys.stderr)
+        return 2
+    what = "the 12 base patterns (a Tiled tile set)" if tileset else "all 96 tile codes"
+    print(f"sandbox tiles: wrote {what} to {out} ({width} x {height} px)")
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sandbox", description="2D rigid-body physics sandbox.")
-    commands = parser.add_subparsers(dest="command")
-    demo = commands.add_parser("demo", help="headless engine demo (the default)")
-    for p in (parser, demo):
-        p.add_argument("--seconds", type=float, default=3.0, help="simulated seconds (default 3)")
-        p.add_argument("--base", type=int, default=10, help="boxes in the pyramid's bottom row (default 10)")
-        p.add_argument("--ball", action=argparse.BooleanOptionalAction, default=True,
-                       help="throw a ball into the pyramid (default: yes)")
+def _commands() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sandbox", usage="sandbox [LEVEL] | sandbox {run,check,tiles,demo} ...",
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run a level without a window and print a summary")
+    run.add_argument("level", nargs="?", default=None, help="shipped level name or path (default: playground)")
+    run.add_argument("--seconds", type=float, default=5.0, help="simulated seconds (default 5)")
+    run.add_argument("--screenshot", metavar="FILE", help="save the last frame as a PNG")
+    run.add_argument("--overlay", action="store_true", help="draw the debug overlay in the screenshot")
+    check = commands.add_parser("check", help="validate level files")
+    check.add_argument("files", nargs="+", metavar="FILE")
     tiles = commands.add_parser("tiles", help="draw the 96 tile codes into a PNG")
     tiles.add_argument("--out", required=True, help="PNG file to write")
-    tiles.add_argument("--cell", type=int, default=48, help="pixels per tile, 16..256 (default 48)")
+    tiles.add_argument("--cell", type=int, default=48, help="pixels per tile (default 48)")
+    tiles.add_argument("--tileset", action="store_true",
+                       help="write the 12 base patterns in a row instead: the tile-set image for Tiled")
+    demo = commands.add_parser("demo", help="engine only: a pyramid settles and a ball hits it")
+    demo.add_argument("--seconds", type=float, default=3.0, help="simulated seconds (default 3)")
+    demo.add_argument("--base", type=int, default=10, help="boxes in the pyramid's bottom row (default 10)")
+    demo.add_argument("--ball", action=argparse.BooleanOptionalAction, default=True,
+                      help="throw a ball into the pyramid (default: yes)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.command == "tiles":
-        try:
-            return run_tiles(args.out, args.cell)
-        except (ValueError, OSError) as error:
-            print(f"sandbox tiles: {error}", file=sys.stderr)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        if len(argv) > 1:
+            print("usage: sandbox [LEVEL] | sandbox {run,check,tiles,demo} ...", file=sys.stderr)
             return 2
+        from .game.app import run_window
+
+        return run_window(argv[0] if argv else None)
+    parser = _commands()
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        from .game.app import run_headless
+
+        return run_headless(args.level, args.seconds, args.screenshot, args.overlay)
+    if args.command == "check":
+        from .levels import check_files
+
+        return check_files(args.files)
+    if args.command == "tiles":
+        return run_tiles(args.out, args.cell, args.tileset)
     if not 0 < args.seconds <= 3600 or not 1 <= args.base <= 200:
         parser.error("--seconds must be in (0, 3600] and --base in [1, 200]")
     return run_demo(args.seconds, args.base, args.ball)

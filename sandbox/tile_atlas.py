@@ -59,6 +59,23 @@ def render_atlas(path: str | os.PathLike, cell_px: int = 48) -> tuple[int, int]:
     return size
 
 
+def render_tileset(path: str | os.PathLike, tile_px: int = 16) -> tuple[int, int]:
+    """The 12 base patterns side by side (local tile ids 0..11, untransformed), `tile_px`
+    pixels square each, transparent where empty: the tile-set image for maps drawn in Tiled.
+    Returns the image size (width, height) in pixels."""
+    if isinstance(tile_px, bool) or not isinstance(tile_px, int) or not 4 <= tile_px <= 256:
+        raise ValueError(f"render_tileset tile_px: expected an integer 4..256, got {tile_px!r}")
+    size = (len(BASE_PATTERNS) * tile_px, tile_px)
+    image = pygame.Surface(size, pygame.SRCALPHA)
+    for base in range(len(BASE_PATTERNS)):
+        outline = tile_outline(base * 8)
+        pixels = [(base * tile_px + x * tile_px, (1.0 - y) * tile_px) for x, y in outline]
+        pygame.draw.polygon(image, SOLID, pixels)
+    with open(path, "wb") as file:
+        pygame.image.save(image, file, "png")
+    return size
+
+
 def _draw_tile(image: pygame.Surface, code: int, left: int, top: int, cell_px: int) -> None:
     """The tile's solid region, its compiled edges and their outward normals, in the square
     whose top-left pixel is (left, top). The cell's y axis points up, the image's down."""
