@@ -163,7 +163,7 @@ def level_document(level: Level) -> dict:
     """The level file document (a JSON-ready dict) of the level's current state."""
     ids = _body_ids(level)
     scripts = _scripts_by_body(level)
-    tile_bodies = {body for _, body, _, _ in level.world._tilemaps}  # the tile layers' own static bodies
+    tile_bodies = {layer.body for layer in level.world.tile_layers}  # the tile layers' own static bodies
     bodies = [_body_document(body, ids[body], scripts.get(body)) for body in level.world.bodies
               if body not in tile_bodies]
     document = {"format": FORMAT, "version": VERSION, "title": level.title or "Untitled", "text": level.text,
@@ -867,11 +867,11 @@ def _build_script(body: Body, spec: dict) -> Motion:
         motion = Spin(body, rate=spec["rate"])
     motion.running, motion.time = spec["running"], spec["time"]
     # A motion's path starts from the body's pose when it is made; a saved level restores the
-    # original start so that the path continues where it was (Motion keeps it in _origin/_angle0).
+    # original start so that the path continues where it was (Motion keeps it in start/start_angle).
     if spec["start"] is not None:
-        motion._origin = spec["start"]
+        motion.start = spec["start"]
     if spec["start_angle"] is not None:
-        motion._angle0 = spec["start_angle"]
+        motion.start_angle = spec["start_angle"]
     return motion
 
 
@@ -932,10 +932,10 @@ def _shape_document(ref: ShapeRef) -> dict:
 def _script_document(script: Motion, body: Body) -> dict:
     document = {**script.to_dict(), "running": script.running, "time": script.time}
     # Only a script that has moved its body away from the start needs the start written out.
-    if repr(tuple(script._origin)) != repr(body.position):
-        document["start"] = list(script._origin)
-    if repr(script._angle0) != repr(body.angle):
-        document["start_angle"] = script._angle0
+    if repr(tuple(script.start)) != repr(body.position):
+        document["start"] = list(script.start)
+    if repr(script.start_angle) != repr(body.angle):
+        document["start_angle"] = script.start_angle
     return _without_defaults(document, _SCRIPTS[document["type"]])
 
 
@@ -948,7 +948,7 @@ def _world_document(world: World) -> dict:
 def _tile_documents(world: World) -> list[dict]:
     """Each tile layer with its rows inline (a .tmj-sourced layer too), and its material."""
     layers = []
-    for tiles, body, category, mask in world._tilemaps:  # the engine keeps each layer's filter here
+    for tiles, body, category, mask in world.tile_layers:
         if not body.alive:
             continue
         edges = body.shapes

@@ -22,14 +22,16 @@ class Motion:
     body: Body
     running: bool = True
     time: float = 0.0
-    _origin: tuple[float, float] = field(default=(0.0, 0.0), repr=False)
-    _angle0: float = field(default=0.0, repr=False)
+    start: tuple[float, float] = field(default=(0.0, 0.0), init=False)
+    """The body origin (m) the path is laid around: where the body was when the script began."""
+    start_angle: float = field(default=0.0, init=False)
+    """The body angle (rad) when the script began."""
 
     def __post_init__(self) -> None:
         if self.body.type != "kinematic":
             raise ValueError(f"scripted motion: the body must be kinematic, got {self.body.type}")
-        self._origin = self.body.position
-        self._angle0 = self.body.angle
+        self.start = self.body.position
+        self.start_angle = self.body.angle
 
     def pose(self, t: float) -> tuple[tuple[float, float], float]:
         """Where the path puts the body origin (m) and its angle (rad) at script time t (s)."""
@@ -62,11 +64,11 @@ class Orbit(Motion):
 
     def pose(self, t: float) -> tuple[tuple[float, float], float]:
         cx, cy = self.center
-        ox, oy = self._origin
+        ox, oy = self.start
         turn = 2.0 * math.pi * t / self.period
         c, s = math.cos(turn), math.sin(turn)
         dx, dy = ox - cx, oy - cy
-        return (cx + c * dx - s * dy, cy + s * dx + c * dy), self._angle0
+        return (cx + c * dx - s * dy, cy + s * dx + c * dy), self.start_angle
 
     def to_dict(self) -> dict:
         return {"type": "orbit", "center": list(self.center), "period": self.period}
@@ -82,8 +84,8 @@ class Oscillate(Motion):
 
     def pose(self, t: float) -> tuple[tuple[float, float], float]:
         k = 0.5 - 0.5 * math.cos(2.0 * math.pi * t / self.period)
-        ox, oy = self._origin
-        return (ox + k * self.offset[0], oy + k * self.offset[1]), self._angle0
+        ox, oy = self.start
+        return (ox + k * self.offset[0], oy + k * self.offset[1]), self.start_angle
 
     def to_dict(self) -> dict:
         return {"type": "oscillate", "offset": list(self.offset), "period": self.period}
@@ -96,7 +98,7 @@ class Spin(Motion):
     rate: float = 1.0
 
     def pose(self, t: float) -> tuple[tuple[float, float], float]:
-        return self._origin, self._angle0 + self.rate * t
+        return self.start, self.start_angle + self.rate * t
 
     def to_dict(self) -> dict:
         return {"type": "spin", "rate": self.rate}

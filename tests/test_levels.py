@@ -443,7 +443,7 @@ def _scene(level: Level) -> dict:
                   for t, body, category, mask in world._tilemaps],
         "world": (world.gravity, world.substeps, world.contact_hertz, world.contact_damping_ratio,
                   world.contact_push_max_velocity, world.restitution_threshold, world.warm_starting),
-        "scripts": [(type(s), bodies.index(s.body), s.to_dict(), s.running, s.time, s._origin, s._angle0)
+        "scripts": [(type(s), bodies.index(s.body), s.to_dict(), s.running, s.time, s.start, s.start_angle)
                     for s in level.scripts],
         "player": None if level.player is None else (bodies.index(level.player.body), level.player.mode,
                                                      level.player.speed, level.player.jump),

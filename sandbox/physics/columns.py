@@ -39,6 +39,18 @@ class Columns:
         self._size += 1
         return row
 
+    def extend(self, rows: int, /, **values: Any) -> np.ndarray:
+        """Add `rows` rows at once; each named value is broadcast to (rows, *row shape),
+        unnamed columns take their fill value. Returns the new rows' indices."""
+        start = self._size
+        capacity = len(next(iter(self._data.values())))
+        if start + rows > capacity:
+            self._grow(max(2 * capacity, start + rows))
+        for name, array in self._data.items():
+            array[start:start + rows] = values.get(name, self._spec[name][2])
+        self._size += rows
+        return np.arange(start, start + rows)
+
     def keep(self, mask: np.ndarray) -> np.ndarray:
         """Keep the rows where `mask` is true, in order. Returns old row -> new row (-1 if dropped)."""
         remap = np.full(self._size, -1, dtype=np.int64)

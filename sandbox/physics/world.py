@@ -12,7 +12,7 @@ pass (see `coloring`).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import numpy as np
 
@@ -25,20 +25,20 @@ from .contacts import MAX_SHAPES, ContactSet, ContactTable, find_manifolds
 from .continuous import SWEEP_FRACTION, earliest_impacts
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
-from .shapes import (
-    CIRCLE,
-    Circle,
-    Segment,
-    Shape,
-    check_number,
-    check_point,
-    padded_geometry,
-    shape_kind,
-)
+from .shapes import CIRCLE, POLYGON, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
 from .solver import BodyState, ContactSolver, Softness
 from .tiles import TileMap
 
 _F8 = np.float64
+
+
+class TileLayer(NamedTuple):
+    """A tile map in a world: the map, its static body, and its collision filter."""
+
+    tiles: TileMap
+    body: Body
+    category: int
+    mask: int
 
 
 def _body_columns() -> Columns:
@@ -206,9 +206,8 @@ class World:
         density = check_number("density", density, low=0.0)
         friction = check_number("friction", friction, low=0.0)
         restitution = check_number("restitution", restitution, low=0.0, high=1.0)
-        for name, bits in (("category", category), ("mask", mask)):
-            if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 0 <= bits < 1 << 32:
-                raise ValueError(f"{name}: must be an integer bit mask from 0 to 2**32 - 1, got {bits!r}")
+        _check_bits("category", category)
+        _check_bits("mask", mask)
         count = len(shape.vertices) if hasattr(shape, "vertices") else 1
         if count > self._shapes.verts.shape[1]:
             self._widen(settings.MAX_POLYGON_VERTICES)
@@ -234,22 +233,54 @@ class World:
         """
         if not isinstance(tiles, TileMap):
             raise ValueError(f"add_tilemap: expected a TileMap, got {type(tiles).__name__}")
+        friction = check_number("friction", friction, low=0.0)
+        restitution = check_number("restitution", restitution, low=0.0, high=1.0)
+        _check_bits("category", category)
+        _check_bits("mask", mask)
+        if len(self._shapes) + len(tiles.edges) > MAX_SHAPES:
+            raise ValueError(f"add_tilemap: a world holds at most {MAX_SHAPES} shapes")
         body = self.create_body("static")
-        neighbors = np.stack([tiles.normals[tiles.prev], tiles.normals[tiles.next]], axis=1)
-        convex = np.stack([tiles.convex_start, tiles.convex_end], axis=1)
-        for k, (a, b) in enumerate(tiles.edges):
-            handle = self._add_shape(body._row, Segment(a, b), 0.0, friction, restitution, category, mask)
-            row = handle._row
-            self._shapes.one_sided[row] = True
-            self._shapes.edge_neighbors[row] = neighbors[k]
-            self._shapes.edge_convex[row] = convex[k]
+        # All edges in one go: each is a two-vertex polygon [a, b] (slots past 2 repeat a).
+        a, b = tiles.edges[:, 0], tiles.edges[:, 1]
+        verts = np.repeat(a[:, None, :], self._shapes.verts.shape[1], axis=1)
+        verts[:, 1] = b
+        norms = np.repeat(tiles.normals[:, None, :], self._shapes.verts.shape[1], axis=1)
+        norms[:, 1] = -tiles.normals
+        rows = self._shapes.extend(
+            len(a), body=body._row, kind=POLYGON, verts=verts, norms=norms, count=2, radius=0.0,
+            reach=0.5 * np.hypot(*(b - a).T), friction=friction, restitution=restitution,
+            category=category, mask=mask, centroid=0.5 * (a + b), one_sided=True,
+            edge_neighbors=np.stack([tiles.normals[tiles.prev], tiles.normals[tiles.next]], axis=1),
+            edge_convex=np.stack([tiles.convex_start, tiles.convex_end], axis=1))
+        self._shape_handles.extend(ShapeRef(self, int(row), Segment(p, q)) for row, p, q in zip(rows, a, b))
         self._tilemaps.append((tiles, body, category, mask))
         return body
 
     @property
     def tilemaps(self) -> list[TileMap]:
         """The tile maps added to this world."""
-        return [t for t, body, _, _ in self._tilemaps if body.alive]
+        return [layer.tiles for layer in self.tile_layers]
+
+    @property
+    def tile_layers(self) -> list[TileLayer]:
+        """Each tile map with the static body holding its edges and its collision filter."""
+        return [TileLayer(*layer) for layer in self._tilemaps if layer[1].alive]
+
+    @property
+    def body_data(self) -> Columns:
+        """The body arrays, row i being `body_at(i)`, for drawing and tools: read them, do not
+        write them (use the `Body` handles). Columns: `type` (0 static, 1 kinematic, 2 dynamic),
+        `pos` (N, 2) m, `angle` rad, `v` (N, 2) m/s, `w` rad/s, `local_center` (N, 2) m, `mass`,
+        `inv_mass`, `inertia`, `inv_inertia`, dampings, `gravity_scale`, `fixed_rotation`."""
+        return self._bodies
+
+    @property
+    def shape_data(self) -> Columns:
+        """The shape arrays, row i being `shape_at(i)`, read-only as `body_data`. Columns:
+        `body` (row), `kind` (0 circle, 1 polygon; a segment is a 2-vertex polygon), `verts`
+        (S, K, 2) body-frame vertices padded by repeating vertex 0 (a circle's centre is vertex
+        0), `norms`, `count`, `radius`, materials, `category`, `mask`, `one_sided` (tile edges)."""
+        return self._shapes
 
     def _widen(self, width: int) -> None:
         def pad(old: np.ndarray, new: np.ndarray) -> None:
@@ -445,6 +476,11 @@ class World:
         _complex(b.pos)[:] = centers + body.dp - np.exp(1j * b.angle) * _complex(b.local_center)
         b.force[:] = 0.0
         b.torque[:] = 0.0
+
+
+def _check_bits(name: str, bits: object) -> None:
+    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 0 <= bits < 1 << 32:
+        raise ValueError(f"{name}: must be an integer bit mask from 0 to 2**32 - 1, got {bits!r}")
 
 
 def _rotated(angle: np.ndarray, v: np.ndarray) -> np.ndarray:
