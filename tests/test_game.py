@@ -390,3 +390,28 @@ def test_a_bad_level_at_start_exits_2_without_a_traceback(runner, capsys) -> Non
     assert runner("no_such_level") == 2
     err = capsys.readouterr().err
     assert "no_such_level" in err and "Traceback" not in err
+
+
+def test_f2_saves_the_scene_and_it_loads_back_as_it_was(tmp_path) -> None:
+    from sandbox.levels import load_level
+
+    app = App(crate_level(), (320, 240), save_dir=tmp_path)
+    run(app, 30)
+    press(app, pygame.K_F2)
+    saved = list(tmp_path.glob("*.json"))
+    assert len(saved) == 1
+    again = load_level(saved[0])
+    before = [(b.position, b.angle, b.linear_velocity) for b in app.level.world.bodies if b.type != "static"]
+    after = [(b.position, b.angle, b.linear_velocity) for b in again.world.bodies if b.type != "static"]
+    assert after == before
+
+
+def test_the_readme_controls_table_matches_the_bindings_table() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    table = readme[readme.index("### Controls"):readme.index("### The debug overlay")]
+    for binding in BINDINGS:
+        if binding.label:
+            label = "Arrow keys" if binding.label == "Arrows" else binding.label
+            assert f"| {binding.section} | {label} | {binding.help} |" in table

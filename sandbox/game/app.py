@@ -43,7 +43,7 @@ class App:
     """The game, drivable without a window. `surface` is the frame `draw()` renders into."""
 
     def __init__(self, level: Level, size: tuple[int, int] = WINDOW_SIZE, *, source: str | None = None,
-                 screenshot_dir: str | Path = "screenshots", seed: int = 0) -> None:
+                 screenshot_dir: str | Path = "screenshots", save_dir: str | Path = "saved", seed: int = 0) -> None:
         self.slot = LevelSlot(level, source)
         self.surface = pygame.Surface(size)
         self.view = View(level.camera, size)
@@ -53,6 +53,7 @@ class App:
         self.banner = Banner()
         self.times = hud.FrameTimes()
         self.screenshot_dir = Path(screenshot_dir)
+        self.save_dir = Path(save_dir)
         self.rng = np.random.default_rng(seed)
         self.running = True
         self.help_visible = False
@@ -189,6 +190,8 @@ class App:
             self.follow = not self.follow
         elif action == "screenshot":
             self._want_screenshot = True
+        elif action == "save":
+            self._save_scene()
         elif action == "help":
             self.help_visible = not self.help_visible
         elif action == "quit":
@@ -378,6 +381,20 @@ class App:
             origin = tools.laser_origin(world, player, self.view)
             target = self.cursor_world
             tools.draw_laser(self.surface, self.view, origin, target, tools.laser(world, origin, target))
+
+    def _save_scene(self) -> None:
+        """Write the scene as it is now to `save_dir/NAME.json` (atomically: the old file stays
+        whole if anything goes wrong); it opens again with `sandbox saved/NAME.json`."""
+        from ..levels import save_level
+
+        path = self.save_dir / f"{name_of(self.level) or 'scene'}.json"
+        try:
+            self.save_dir.mkdir(parents=True, exist_ok=True)
+            save_level(self.level, path)
+        except (OSError, ValueError) as error:
+            self.banner.show(f"could not save the scene: {error}", error=True)
+            return
+        self.banner.show(f"scene saved: {path}")
 
     def _save_screenshot(self) -> None:
         self.screenshot_dir.mkdir(parents=True, exist_ok=True)

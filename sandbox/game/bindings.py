@@ -89,6 +89,7 @@ BINDINGS: tuple[Binding, ...] = (
     _key("View", "", "", pygame.K_DOWN, "pan", "down", hold=True),
     _key("View", "Home", "reset the view to the level's camera", pygame.K_HOME, "home"),
     _key("View", "F", "follow the player on / off", pygame.K_f, "follow"),
+    _key("App", "F2", "save the scene as a level file (in ./saved)", pygame.K_F2, "save"),
     _key("App", "F12", "screenshot (PNG in ./screenshots)", pygame.K_F12, "screenshot"),
     _key("App", "F1", "help on / off", pygame.K_F1, "help"),
     _key("App", "Esc", "close help / banner, else quit", pygame.K_ESCAPE, "quit"),
