@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike
 from .broadphase import MAX_CELLS_PER_SHAPE, grid_cell_size
 from .columns import Columns
 from .settings import DEFAULT_MASK
-from .shapes import CIRCLE, POLYGON, check_point
+from .shapes import CIRCLE, POLYGON, check_point, check_points
 
 if TYPE_CHECKING:
     from .body import Body, ShapeRef
@@ -290,8 +290,8 @@ def raycast_many(world: "World", p1s: ArrayLike, p2s: ArrayLike, *, mask: int = 
 
     Row i gives what `raycast(world, p1s[i], p2s[i], ...)` gives.
     """
-    origin = _check_points("p1s", p1s)
-    end = _check_points("p2s", p2s)
+    origin = check_points("p1s", p1s)
+    end = check_points("p2s", p2s)
     if end.shape != origin.shape:
         raise ValueError(f"p2s: must have the shape of p1s {origin.shape}, got {end.shape}")
     delta = end - origin
@@ -333,7 +333,7 @@ def query_points(world: "World", points: ArrayLike, *,
 
     Returns `(point_index, shape_row)`, int64 arrays sorted by point, then shape row.
     """
-    pts = _check_points("points", points)
+    pts = check_points("points", points)
     mask = _check_mask(mask)
     s = world._shapes
     rows = np.flatnonzero((s.category & mask) != 0)
@@ -376,21 +376,6 @@ def _check_mask(mask: object) -> int:
     if isinstance(mask, bool) or not isinstance(mask, (int, np.integer)) or not 0 <= mask < 1 << 32:
         raise ValueError(f"mask: must be an integer bit mask from 0 to 2**32 - 1, got {mask!r}")
     return int(mask)
-
-
-def _check_points(name: str, value: object) -> np.ndarray:
-    """`value` as a finite (n, 2) float array, or ValueError naming `name` and the bad row."""
-    try:
-        points = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: must be an (n, 2) array of points, got {value!r}") from None
-    if points.ndim != 2 or points.shape[1] != 2:
-        raise ValueError(f"{name}: must be an (n, 2) array of points, got shape {points.shape}")
-    bad = np.flatnonzero(~np.all(np.isfinite(points), axis=1))
-    if len(bad):
-        i = int(bad[0])
-        raise ValueError(f"{name}[{i}]: must be finite, got ({points[i, 0]}, {points[i, 1]})")
-    return points
 
 
 # ------------------------------------------------------------------------------ casting

@@ -59,6 +59,24 @@ def check_point(name: str, value: object) -> np.ndarray:
     return point
 
 
+def check_points(name: str, value: object, *, min_count: int = 0, single: bool = False) -> np.ndarray:
+    """`value` as a finite (n, 2) float array with at least `min_count` rows (with `single`, a
+    lone (x, y) pair is taken as one row), or ValueError naming `name` and the first bad row."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: must be a list of (x, y) pairs, got {value!r}") from None
+    if single and array.ndim == 1:
+        array = array[None, :]
+    if array.ndim != 2 or array.shape[1] != 2 or len(array) < min_count:
+        raise ValueError(f"{name}: must be a list of (x, y) pairs, got shape {array.shape}")
+    bad = np.flatnonzero(~np.all(np.isfinite(array), axis=1))
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(f"{name}[{i}]: must be finite, got ({array[i, 0]}, {array[i, 1]})")
+    return array
+
+
 def _frozen(array: np.ndarray) -> np.ndarray:
     array = np.ascontiguousarray(array, dtype=np.float64)
     array.flags.writeable = False
@@ -105,7 +123,7 @@ class Polygon:
     normals: np.ndarray = field(repr=False)
 
     def __init__(self, points: Iterable[Iterable[float]], *, _allow_interior: bool = False) -> None:
-        cloud = _welded(_point_array("Polygon points", points))
+        cloud = _welded(check_points("Polygon points", points, min_count=1))
         hull = _convex_hull(cloud)
         if len(hull) < 3:
             raise ValueError(f"Polygon points: the points are collinear (zero area), got {len(cloud)} distinct points")
@@ -238,20 +256,6 @@ def padded_geometry(shape: Shape, width: int) -> tuple[np.ndarray, np.ndarray, i
     verts[:count] = shape.vertices
     norms[:count] = shape.normals
     return verts, norms, count, 0.0
-
-
-def _point_array(name: str, points: Iterable[Iterable[float]]) -> np.ndarray:
-    try:
-        array = np.asarray(points, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: must be a list of (x, y) pairs, got {points!r}") from None
-    if array.ndim != 2 or array.shape[1] != 2 or len(array) == 0:
-        raise ValueError(f"{name}: must be a list of (x, y) pairs, got shape {array.shape}")
-    bad = np.flatnonzero(~np.all(np.isfinite(array), axis=1))
-    if len(bad):
-        i = int(bad[0])
-        raise ValueError(f"{name}[{i}]: must be finite, got ({array[i, 0]}, {array[i, 1]})")
-    return array
 
 
 def _welded(points: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .shapes import check_number, check_point
+from .shapes import check_number, check_point, check_points
 
 BASE_COUNT = 12
 """Number of base patterns."""
@@ -250,7 +250,7 @@ class TileMap:
 
         Outside the map is empty. A point exactly on an outline may go either way.
         """
-        p = _point_rows("TileMap.solid_at points", points)
+        p = check_points("TileMap.solid_at points", points, single=True)
         height, width = self.shape
         # Clipped one cell beyond the map, so far points stay outside and the casts in range.
         u = np.clip((p - np.asarray(self.origin)) / self.cell, -1.0, [width + 1.0, height + 1.0])
@@ -275,8 +275,8 @@ class TileMap:
         (query, edge). The edges are looked up in a grid hash of the map's cells built at
         construction, so the cost follows the cells the boxes cover, not the edge count.
         """
-        lo = _point_rows("TileMap.edges_near lower", lower)
-        hi = _point_rows("TileMap.edges_near upper", upper)
+        lo = check_points("TileMap.edges_near lower", lower, single=True)
+        hi = check_points("TileMap.edges_near upper", upper, single=True)
         if lo.shape != hi.shape:
             raise ValueError(f"TileMap.edges_near: lower has shape {lo.shape} but upper has {hi.shape}")
         bad = np.flatnonzero(np.any(lo > hi, axis=1))
@@ -356,22 +356,6 @@ def _row_codes(r: int, row: Sequence[object]) -> np.ndarray:
         c = int(bad[0])
         raise ValueError(f"TileMap rows[{r}][{c}]: unknown tile code {values[c]}, expected -1 or 0..{CODE_COUNT - 1}")
     return values.astype(np.int64)
-
-
-def _point_rows(name: str, points: object) -> np.ndarray:
-    """(p, 2) finite float array from (p, 2) or a single (2,) point."""
-    try:
-        p = np.asarray(points, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: must be (x, y) pairs, got {points!r}") from None
-    if p.ndim == 1:
-        p = p[None, :]
-    if p.ndim != 2 or p.shape[1] != 2:
-        raise ValueError(f"{name}: must be an array of shape (n, 2), got shape {np.shape(points)}")
-    bad = np.flatnonzero(~np.all(np.isfinite(p), axis=1))
-    if len(bad):
-        raise ValueError(f"{name}[{int(bad[0])}]: must be finite, got {tuple(p[bad[0]].tolist())}")
-    return p
 
 
 def _cross(u: np.ndarray, v: np.ndarray) -> np.ndarray:
