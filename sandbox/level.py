@@ -58,6 +58,7 @@ class Level:
 
     @property
     def scripts_running(self) -> bool:
+        """Whether any scripted motion is running."""
         return any(s.running for s in self.scripts)
 
     def toggle_scripts(self) -> None:

@@ -96,10 +96,10 @@ def find_level(name_or_path: str | os.PathLike) -> Path:
     """The file of a level: an existing file path as given, else the shipped level of that name.
     Raises LevelError when it is neither."""
     path = Path(name_or_path)
-    if path.is_file():
+    if _is_file(path):
         return path
     text = os.fspath(name_or_path)
-    if _SHIPPED_NAME.fullmatch(text) and (levels_dir() / f"{text}.json").is_file():
+    if _SHIPPED_NAME.fullmatch(text) and _is_file(levels_dir() / f"{text}.json"):
         return levels_dir() / f"{text}.json"
     raise LevelError([f"{text}: must be a level file or a shipped level name "
                       f"({', '.join(shipped_levels())}), got no such file or level"])
@@ -289,9 +289,18 @@ def _read_document(report: _Report, path: Path) -> object:
 
 
 def _size(path: Path) -> int:
+    """The file's size in bytes, 0 when it cannot be read."""
     with contextlib.suppress(OSError):
         return path.stat().st_size
     return 0
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; False for a name the system refuses (too long, a NUL byte)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 # --------------------------------------------------------------------- descriptions
@@ -772,7 +781,7 @@ def _resolve_tiles(report: _Report, layers: list, folder: Path) -> None:
 def _tmj_rows(report: _Report, path: str, folder: Path, layer: dict) -> tuple | _Invalid:
     """The codes of a Tiled map next to the level; its own errors start with its file name."""
     file = folder / layer["tmj"]
-    if not file.is_file():
+    if not _is_file(file):
         report.error(path, f"must name a .tmj file next to the level, got {_found(layer['tmj'])} (no such file)")
         return _BAD
     if _size(file) > MAX_FILE_BYTES:

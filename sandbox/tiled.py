@@ -14,8 +14,6 @@ used, so the engine can load maps without pygame.
 from __future__ import annotations
 
 import base64
-import binascii
-import gzip
 import json
 import os
 import zlib
@@ -34,7 +32,7 @@ FLIPPED_DIAGONALLY = 0x20000000
 """GID bit: the tile is flipped diagonally (x and y swapped; applied before the other two)."""
 ROTATED_HEXAGONAL_120 = 0x10000000
 """GID bit used by hexagonal maps only; ignored (stripped) here."""
-_ID_MASK = 0x0FFFFFFF
+_ID_MASK = 0xFFFFFFFF & ~(FLIPPED_HORIZONTALLY | FLIPPED_VERTICALLY | FLIPPED_DIAGONALLY | ROTATED_HEXAGONAL_120)
 
 _FLIP_OFFSET = np.array([code_from_tiled_flips(0, h, v, d) for h in (0, 1) for v in (0, 1) for d in (0, 1)])
 """mirror * 4 + turn for the flip bits, indexed by h * 4 + v * 2 + d."""
@@ -72,12 +70,17 @@ def load_tmj(path: str | os.PathLike, *, layer: str | None = None, tileset: str 
     A file that cannot be read raises OSError; anything wrong inside it, ValueError.
     """
     where = os.fspath(path)
-    with open(where, encoding="utf-8") as file:
-        text = file.read()
+    with open(where, "rb") as file:
+        data = file.read()
     try:
-        doc = json.loads(text)
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{where}: must be UTF-8 text, got byte 0x{data[error.start]:02x} at offset "
+                         f"{error.start}") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{where}: malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}") from None
+    except (ValueError, RecursionError) as error:  # a number too long to convert, nesting too deep
+        raise ValueError(f"{where}: unreadable JSON ({type(error).__name__}: {error})") from None
     if not isinstance(doc, dict):
         raise ValueError(f"{where}: expected a JSON object (a Tiled map), got {type(doc).__name__}")
     if doc.get("type", "map") != "map":
@@ -104,7 +107,7 @@ def load_tmj(path: str | os.PathLike, *, layer: str | None = None, tileset: str 
     if width * height > MAX_TILE_MAP_CELLS:
         raise ValueError(f"{label}: {width} x {height} = {width * height} cells, at most {MAX_TILE_MAP_CELLS} "
                          f"are allowed")
-    gids = _layer_gids(label, found)
+    gids = _layer_gids(label, found, width * height)
     if len(gids) != width * height:
         raise ValueError(f"{label}: data has {len(gids)} tiles, expected width x height = "
                          f"{width} x {height} = {width * height}")
@@ -148,13 +151,13 @@ def _tilesets(where: str, doc: dict, wanted: str | None) -> tuple[np.ndarray, li
 def _tile_layer(where: str, doc: dict, wanted: str | None) -> dict:
     """The first tile layer (depth first through groups), or the one named `wanted`."""
     layers = []
-    stack = list(reversed(doc.get("layers") or []))
+    stack = list(reversed(_layer_list(where, doc)))
     while stack:
         item = stack.pop()
         if not isinstance(item, dict):
             continue
         if item.get("type") == "group":
-            stack.extend(reversed(item.get("layers") or []))
+            stack.extend(reversed(_layer_list(f"{where}: group {str(item.get('name', ''))!r}", item)))
         elif item.get("type") == "tilelayer":
             layers.append(item)
     names = [str(item.get("name", "")) for item in layers]
@@ -167,18 +170,28 @@ def _tile_layer(where: str, doc: dict, wanted: str | None) -> dict:
     return layers[names.index(wanted)]
 
 
-def _layer_gids(label: str, layer: dict) -> np.ndarray:
-    """The layer's GIDs (with flip bits) as uint32, from CSV or base64 (none / zlib / gzip)."""
+def _layer_list(label: str, obj: dict) -> list:
+    """The `layers` array of a map or a group ([] when absent)."""
+    layers = obj.get("layers")
+    if layers is None:
+        return []
+    if not isinstance(layers, list):
+        raise ValueError(f"{label}: 'layers' must be an array, got {type(layers).__name__}")
+    return layers
+
+
+def _layer_gids(label: str, layer: dict, count: int) -> np.ndarray:
+    """The layer's GIDs (with flip bits) as uint32, from CSV or base64 (none / zlib / gzip).
+    `count` is the number of cells: compressed data is never inflated much beyond it."""
     encoding = layer.get("encoding", "csv")
     data = layer.get("data")
     if encoding == "csv":
         if not isinstance(data, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in data):
             raise ValueError(f"{label}: CSV data must be a list of integers")
-        gids = np.array(data, dtype=np.int64)
-        bad = np.flatnonzero((gids < 0) | (gids > 0xFFFFFFFF))
-        if len(bad):
-            raise ValueError(f"{label}: data[{bad[0]}] = {gids[bad[0]]} is not a 32-bit GID")
-        return gids.astype(np.uint32)
+        bad = next((i for i, v in enumerate(data) if not 0 <= v <= 0xFFFFFFFF), None)
+        if bad is not None:
+            raise ValueError(f"{label}: data[{bad}] = {data[bad]} is not a 32-bit GID")
+        return np.array(data, dtype=np.uint32)
     if encoding != "base64":
         raise ValueError(f"{label}: encoding {encoding!r} is not supported (csv or base64)")
     compression = layer.get("compression", "")
@@ -188,15 +201,20 @@ def _layer_gids(label: str, layer: dict) -> np.ndarray:
         raise ValueError(f"{label}: base64 data must be a string")
     try:
         raw = base64.b64decode(data, validate=True)
-    except binascii.Error as error:
+    except ValueError as error:  # binascii.Error, or a non-ASCII string
         raise ValueError(f"{label}: data is not valid base64 ({error})") from None
-    try:
-        if compression == "zlib":
-            raw = zlib.decompress(raw)
-        elif compression == "gzip":
-            raw = gzip.decompress(raw)
-    except (zlib.error, gzip.BadGzipFile, EOFError) as error:
-        raise ValueError(f"{label}: {compression} data does not decompress ({error})") from None
+    if compression:
+        # zlib or gzip (wbits 31); stop after one GID more than the map holds (a 5 MB file
+        # could otherwise inflate to gigabytes).
+        inflater = zlib.decompressobj(zlib.MAX_WBITS if compression == "zlib" else 16 + zlib.MAX_WBITS)
+        try:
+            raw = inflater.decompress(raw, 4 * (count + 1))
+        except zlib.error as error:
+            raise ValueError(f"{label}: {compression} data does not decompress ({error})") from None
+        if inflater.unconsumed_tail:
+            raise ValueError(f"{label}: {compression} data inflates to more than the layer's {count} tiles")
+        if not inflater.eof:
+            raise ValueError(f"{label}: {compression} data does not decompress (it ends early)")
     if len(raw) % 4:
         raise ValueError(f"{label}: decoded data has {len(raw)} bytes, not a whole number of 4-byte GIDs")
     return np.frombuffer(raw, dtype="<u4").astype(np.uint32)

@@ -435,12 +435,12 @@ def _body_state(body) -> tuple:
 def _scene(level: Level) -> dict:
     """Everything a saved level must reproduce, keyed by body name."""
     world = level.world
-    tile_bodies = {body for _, body, _, _ in world._tilemaps}
+    tile_bodies = {body for _, body, _, _ in world.tile_layers}
     bodies = [b for b in world.bodies if b not in tile_bodies]
     return {
         "bodies": [_body_state(b) for b in bodies],
         "tiles": [(t.rows, t.origin, t.cell, body.shapes[0].friction if body.shapes else None, category, mask)
-                  for t, body, category, mask in world._tilemaps],
+                  for t, body, category, mask in world.tile_layers],
         "world": (world.gravity, world.substeps, world.contact_hertz, world.contact_damping_ratio,
                   world.contact_push_max_velocity, world.restitution_threshold, world.warm_starting),
         "scripts": [(type(s), bodies.index(s.body), s.to_dict(), s.running, s.time, s.start, s.start_angle)

@@ -10,6 +10,7 @@ up by a test), `update(frame_seconds)` advances the simulation through the accum
 from __future__ import annotations
 
 import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ import pygame
 
 from ..level import Level
 from ..physics import Body
+from ..physics.body import DYNAMIC
 from . import control, hud, labs, overlay as overlay_parts, palette, render, status, tools
 from .banner import Banner
 from .bindings import LEFT, MIDDLE, RIGHT, Binding, button_binding, held_actions, key_binding
@@ -76,10 +78,12 @@ class App:
     # ---------------------------------------------------------------------------- the level
     @property
     def level(self) -> Level:
+        """The level being played."""
         return self.slot.level
 
     @property
     def cursor_world(self) -> tuple[float, float]:
+        """The world point (m) under the mouse cursor."""
         return self.view.to_world(self.cursor)
 
     def open_level(self, name_or_path: str) -> bool:
@@ -301,7 +305,7 @@ class App:
         world = self.level.world
         pos = world.body_data.pos
         (lx, ly), (ux, uy) = self.level.bounds
-        out = (world.body_data.type == 2) & ((pos[:, 0] < lx) | (pos[:, 0] > ux) | (pos[:, 1] < ly) | (pos[:, 1] > uy))
+        out = (world.body_data.type == DYNAMIC) & ((pos[:, 0] < lx) | (pos[:, 0] > ux) | (pos[:, 1] < ly) | (pos[:, 1] > uy))
         if not out.any():
             return
         fallen = [world.body_at(int(row)) for row in np.flatnonzero(out)]
@@ -378,7 +382,7 @@ class App:
         if self.tool == "laser":
             world = self.level.world
             player = self.level.player.body if self.level.player is not None else None
-            origin = tools.laser_origin(world, player, self.view)
+            origin = tools.laser_origin(player, self.view)
             target = self.cursor_world
             tools.draw_laser(self.surface, self.view, origin, target, tools.laser(world, origin, target))
 
@@ -387,7 +391,7 @@ class App:
         whole if anything goes wrong); it opens again with `sandbox saved/NAME.json`."""
         from ..levels import save_level
 
-        path = self.save_dir / f"{name_of(self.level) or 'scene'}.json"
+        path = self.save_dir / f"{self._file_stem('scene')}.json"
         try:
             self.save_dir.mkdir(parents=True, exist_ok=True)
             save_level(self.level, path)
@@ -397,17 +401,27 @@ class App:
         self.banner.show(f"scene saved: {path}")
 
     def _save_screenshot(self) -> None:
-        self.screenshot_dir.mkdir(parents=True, exist_ok=True)
+        """Save the frame as `screenshot_dir/NAME-STAMP.png`; a failure shows in the banner."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        name = name_of(self.level) or "level"
+        name = self._file_stem("level")
         path = self.screenshot_dir / f"{name}-{stamp}.png"
         k = 1
         while path.exists():
             k += 1
             path = self.screenshot_dir / f"{name}-{stamp}-{k}.png"
-        pygame.image.save(self.surface, str(path))
+        try:
+            self.screenshot_dir.mkdir(parents=True, exist_ok=True)
+            pygame.image.save(self.surface, str(path))
+        except (OSError, pygame.error) as error:
+            self.banner.show(f"could not save the screenshot: {error}", error=True)
+            return
         self.last_screenshot = path
         self.banner.show(f"screenshot saved: {path}")
+
+    def _file_stem(self, fallback: str) -> str:
+        """The level's name made safe as a file name (a title may hold '/' or '..'), else `fallback`."""
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", name_of(self.level)).strip(".")
+        return stem or fallback
 
 
 # ---------------------------------------------------------------------------------- running

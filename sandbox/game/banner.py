@@ -24,6 +24,7 @@ class Banner:
         return bool(self.message) and self._left > 0.0
 
     def show(self, message: str, error: bool = False) -> None:
+        """Show `message` (replacing any other) for ERROR_SECONDS or INFO_SECONDS of real time."""
         self.message, self.error = message, error
         self._left = ERROR_SECONDS if error else INFO_SECONDS
 

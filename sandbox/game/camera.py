@@ -6,9 +6,14 @@ the middle of the window. The mappings work on whole arrays of points.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from ..level import Camera
+
+XY = Sequence[float] | np.ndarray
+"""A point (x, y): metres in the world, pixels on the screen."""
 
 MIN_SCALE, MAX_SCALE = 2.0, 2000.0
 """px per m: the zoom limits."""
@@ -30,12 +35,12 @@ class View:
         out[..., 1] = (self.center[1] - p[..., 1]) * self.scale + 0.5 * self.size[1]
         return out
 
-    def point(self, p) -> tuple[float, float]:
+    def point(self, p: XY) -> tuple[float, float]:
         """One world point -> one pixel (x, y)."""
         x, y = self.to_screen(np.asarray(p, dtype=np.float64))
         return float(x), float(y)
 
-    def to_world(self, pixel) -> tuple[float, float]:
+    def to_world(self, pixel: XY) -> tuple[float, float]:
         """One pixel (x, y) -> the world point under it, m."""
         x = (pixel[0] - 0.5 * self.size[0]) / self.scale + self.center[0]
         y = self.center[1] - (pixel[1] - 0.5 * self.size[1]) / self.scale
@@ -46,7 +51,7 @@ class View:
         half = 0.5 * np.array(self.size, dtype=np.float64) / self.scale + margin
         return self.center - half, self.center + half
 
-    def zoom_at(self, pixel, factor: float) -> None:
+    def zoom_at(self, pixel: XY, factor: float) -> None:
         """Zoom by `factor` keeping the world point under `pixel` where it is."""
         before = self.to_world(pixel)
         self.scale = float(np.clip(self.scale * factor, MIN_SCALE, MAX_SCALE))

@@ -5,19 +5,15 @@ from __future__ import annotations
 import pygame
 
 from . import palette, text
-from .bindings import BINDINGS, Binding
+from .bindings import BINDINGS
 
 COLUMN_WIDTH = 400
 
 
-def help_rows(bindings: tuple[Binding, ...] = BINDINGS) -> list[tuple[str, str, str]]:
+def help_rows() -> list[tuple[str, str, str]]:
     """(section, keys, what it does) per line of the help: continuation rows (empty label) are
-    folded into the row above, so "Arrows" covers all four arrow keys."""
-    rows: list[tuple[str, str, str]] = []
-    for binding in bindings:
-        if binding.label:
-            rows.append((binding.section, binding.label, binding.help))
-    return rows
+    left out, as the row above covers them ("Arrows" stands for all four arrow keys)."""
+    return [(binding.section, binding.label, binding.help) for binding in BINDINGS if binding.label]
 
 
 def _sections(rows: list[tuple[str, str, str]]) -> list[tuple[str, list[tuple[str, str]]]]:

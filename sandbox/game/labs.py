@@ -23,20 +23,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pygame
 
 from ..level import Level
 from ..physics import Body, collide
+from ..physics.body import DYNAMIC
 from ..physics.manifold import _APART, _choose_faces, _edge, _max_separation, _next_vertex, _vertex_vertex
 from ..physics.queries import ray_slab_box, segment_segment
 from ..physics.settings import SPECULATIVE_DISTANCE
 from ..physics.shapes import CIRCLE
 from ..physics.toi import CAP_A, CAP_B, INTERIOR, sweep_circles
 from . import palette, strokes, text
-from .camera import View
+from .camera import XY, View
+from .palette import Color
 from .render import ShapeFrame, shapes_of
 
 LOOKAHEAD = 0.2
@@ -65,32 +67,37 @@ class LabScene:
     level: Level
     cursor: tuple[float, float]
 
-    def px(self, p) -> tuple[float, float]:
+    def px(self, p: XY) -> tuple[float, float]:
+        """A world point (m) -> its pixel."""
         return self.view.point(p)
 
-    def line(self, color, a, b, width: int = 1) -> None:
+    def line(self, color: Color, a: XY, b: XY, width: int = 1) -> None:
         if width == 1:
             pygame.draw.aaline(self.surface, color, self.px(a), self.px(b))
         else:
             pygame.draw.line(self.surface, color, self.px(a), self.px(b), width)
 
-    def dashed(self, color, a, b, width: int = 1) -> None:
+    def dashed(self, color: Color, a: XY, b: XY, width: int = 1) -> None:
         strokes.dashed(self.surface, color, self.px(a), self.px(b), width=width)
 
-    def arrow(self, color, a, b, width: int = 2) -> None:
+    def arrow(self, color: Color, a: XY, b: XY, width: int = 2) -> None:
         strokes.arrow(self.surface, color, self.px(a), self.px(b), width)
 
-    def dot(self, color, p, radius: int = 4, width: int = 0) -> None:
+    def dot(self, color: Color, p: XY, radius: int = 4, width: int = 0) -> None:
+        """A disk (or a ring of `width` px) of `radius` px at world point p."""
         pygame.draw.circle(self.surface, color, self.px(p), radius, width)
 
-    def circle(self, color, center, radius_m: float, width: int = 1) -> None:
+    def circle(self, color: Color, center: XY, radius_m: float, width: int = 1) -> None:
         pygame.draw.circle(self.surface, color, self.px(center), max(radius_m * self.view.scale, 1.0), width)
 
-    def label(self, words: str, p, color=palette.TEXT, offset=(8, -8), anchor: str = "midleft") -> None:
+    def label(self, words: str, p: XY, color: Color = palette.TEXT, offset: tuple[int, int] = (8, -8),
+              anchor: str = "midleft") -> None:
+        """Small text on a panel, anchored `offset` px from world point p."""
         x, y = self.px(p)
         text.draw(self.surface, words, (x + offset[0], y + offset[1]), color, text.SMALL, anchor, palette.PANEL)
 
-    def fill(self, color, points) -> None:
+    def fill(self, color: Color, points: Sequence[XY]) -> None:
+        """A translucent polygon (RGBA `color`) through world points."""
         strokes.translucent_polygon(self.surface, color, [self.px(p) for p in points])
 
 
@@ -212,9 +219,9 @@ def polygons(scene: LabScene) -> list[str]:
              f"reference face: {'B' if flip else 'A'} edge {ref_edge}; "
              f"incident: {'A' if flip else 'B'} edge {inc_edge}",
              f"clipping keeps {kept} of 2 points (within {SPECULATIVE_DISTANCE * 1000:g} mm of the face)"]
-    ia1, ib1 = (faces.edge_a, faces.edge_b)
-    corner = _vertex_vertex(*_edge(va, ca, ia1), *_edge(vb, cb, ib1),
-                            (ia1, _next_vertex(ia1, ca)), (ib1, _next_vertex(ib1, cb)), faces.clipped.overlap)
+    ia, ib = faces.edge_a, faces.edge_b
+    corner = _vertex_vertex(*_edge(va, ca, ia), *_edge(vb, cb, ib),
+                            (ia, _next_vertex(ia, ca)), (ib, _next_vertex(ib, cb)), faces.clipped.overlap)
     if bool(corner.found[0]) and float(separation[0]) > _APART:
         p = corner.midpoint[0]
         half = 0.5 * float(corner.distance[0]) * corner.normal[0]
@@ -235,8 +242,7 @@ def _draw_axis(scene: LabScene, ref: Actor, inc: Actor, normal: np.ndarray, sepa
     for shape, color, shift in ((ref, palette.LAB_A, 0.06), (inc, palette.LAB_B, -0.06)):
         proj = shape.verts @ normal
         lo, hi = float(proj.min()), float(proj.max())
-        p, q = base + (shift + 0.0) * tangent + lo * normal, base + shift * tangent + hi * normal
-        scene.line(color, p, q, 5)
+        scene.line(color, base + shift * tangent + lo * normal, base + shift * tangent + hi * normal, 5)
     face = float(r1 @ normal)
     gap_end = face + separation
     scene.line(palette.LAB_KEEP if separation > 0 else palette.LAB_DROP,
@@ -326,7 +332,7 @@ def box_vs_segment(scene: LabScene) -> list[str]:
 
 
 def _draw_interval(scene: LabScene, start: np.ndarray, d: np.ndarray, offset: np.ndarray, t1: float, t2: float,
-                   color, name: str) -> None:
+                   color: Color, name: str) -> None:
     """One slab's interval [t1, t2] beside the segment's line: faint where it lies beyond the
     segment, bold within [0, 1], its ends labelled."""
     if t1 > t2:
@@ -406,7 +412,7 @@ def _circles(scene: LabScene) -> list[Actor]:
     """The circles to sweep: the player's (if a circle) first, then the fastest dynamic circles."""
     world = scene.level.world
     f = scene.frame
-    bodies = f.body[(f.kind == CIRCLE) & (world.body_data.type[f.body] == 2)]
+    bodies = f.body[(f.kind == CIRCLE) & (world.body_data.type[f.body] == DYNAMIC)]
     speed = np.hypot(*world.body_data.v[bodies].T)
     player = scene.level.player
     is_player = bodies == (player.body.index if player is not None and player.body.alive else -1)
@@ -489,7 +495,7 @@ def _earliest(sweeps) -> tuple[int, float, np.ndarray, np.ndarray, int] | None:
     return k, float(t[k]), normal, point, int(np.concatenate([s.feature for s in sweeps])[k])
 
 
-def _draw_capsule(scene: LabScene, center: np.ndarray, move: np.ndarray, r: float, color) -> None:
+def _draw_capsule(scene: LabScene, center: np.ndarray, move: np.ndarray, r: float, color: Color) -> None:
     """The region a circle sweeps: the centre's path (dashed) and its two sides at distance r."""
     length = float(np.hypot(*move))
     if length * scene.view.scale < 1.0:

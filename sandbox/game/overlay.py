@@ -13,6 +13,7 @@ import numpy as np
 import pygame
 
 from ..physics import World
+from ..physics.body import STATIC
 from ..physics.contacts import ContactSet
 from . import palette, strokes, text
 from .bindings import OVERLAY_PARTS
@@ -181,7 +182,7 @@ def _centers(world: World, pos: np.ndarray, angle: np.ndarray) -> np.ndarray:
 
 def draw_centers(surface: pygame.Surface, view: View, world: World, pos: np.ndarray, angle: np.ndarray) -> None:
     """Centres of mass of the moving bodies: a ringed cross."""
-    moving = world.body_data.type != 0
+    moving = world.body_data.type != STATIC
     for x, y in view.to_screen(_centers(world, pos, angle)[moving]).tolist():
         pygame.draw.circle(surface, palette.CENTER, (x, y), 5, 1)
         pygame.draw.line(surface, palette.CENTER, (x - 7, y), (x + 7, y))

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+Color = tuple[int, ...]
+"""An RGB or RGBA colour, each channel 0..255."""
+
 BACKGROUND = (22, 25, 31)
 GRID = (32, 36, 44)
 AXES = (48, 54, 66)
@@ -65,6 +68,11 @@ LAB_GHOST = (200, 210, 225)
 LAB_REGION = (255, 200, 64, 60)
 
 
-def mix(a, b, t: float) -> tuple[int, int, int]:
-    """The colour `t` of the way from a to b."""
+def mix(a: Color, b: Color, t: float) -> tuple[int, int, int]:
+    """The colour `t` of the way from a to b (RGB; any alpha is dropped)."""
     return tuple(int(round(x + (y - x) * t)) for x, y in zip(a[:3], b[:3]))
+
+
+def dynamic_color(k: int) -> tuple[int, int, int]:
+    """The k-th colour of DYNAMIC (cycled), as plain ints."""
+    return tuple(int(x) for x in DYNAMIC[k % len(DYNAMIC)])

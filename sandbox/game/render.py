@@ -81,9 +81,11 @@ class BodyColors:
         self._colors = np.zeros((0, 3), dtype=np.int32)
 
     def forget(self) -> None:
+        """Rebuild the colours on the next call of `of`."""
         self._key = None
 
     def of(self, world: World) -> np.ndarray:
+        """(N, 3) int32 RGB, one row per body row of `world`."""
         key = (id(world), world.body_count)
         if key != self._key:
             self._colors = np.empty((world.body_count, 3), dtype=np.int32)
@@ -105,7 +107,7 @@ def _default_color(body: Body, row: int) -> tuple[int, int, int]:
         return palette.STATIC
     if body.type == "kinematic":
         return palette.KINEMATIC
-    return tuple(int(x) for x in palette.DYNAMIC[(row * 7) % len(palette.DYNAMIC)])
+    return palette.dynamic_color(row * 7)
 
 
 class TileArt:
@@ -137,8 +139,11 @@ class TileArt:
         self.poly_lower = np.array([p.min(axis=0) for p in polys]).reshape(-1, 2)
         self.poly_upper = np.array([p.max(axis=0) for p in polys]).reshape(-1, 2)
         self.edges = tiles.edges
+        self.edge_lower = tiles.edges.min(axis=1).reshape(-1, 2)
+        self.edge_upper = tiles.edges.max(axis=1).reshape(-1, 2)
 
     def draw(self, surface: pygame.Surface, view: View) -> None:
+        """Fill the solid cells and outline the edges that meet the window (grown by 1 m)."""
         lower, upper = view.bounds(margin=1.0)
         r = self.rects
         show = (r[:, 2] >= lower[0]) & (r[:, 0] <= upper[0]) & (r[:, 3] >= lower[1]) & (r[:, 1] <= upper[1])
@@ -149,7 +154,8 @@ class TileArt:
         show = np.all((self.poly_upper >= lower) & (self.poly_lower <= upper), axis=1)
         for k in np.flatnonzero(show):
             pygame.draw.polygon(surface, palette.TILE_FILL, view.to_screen(self.polys[k]).tolist())
-        for a, b in view.to_screen(self.edges).tolist():
+        show = np.all((self.edge_upper >= lower) & (self.edge_lower <= upper), axis=1)
+        for a, b in view.to_screen(self.edges[show]).tolist():
             pygame.draw.aaline(surface, palette.TILE_EDGE, a, b)
 
 
@@ -218,7 +224,7 @@ def draw_shapes(surface: pygame.Surface, view: View, frame: ShapeFrame, colors: 
 
 
 def draw_outline(surface: pygame.Surface, view: View, frame: ShapeFrame, rows: np.ndarray,
-                 color, width: int = 1) -> None:
+                 color: palette.Color, width: int = 1) -> None:
     """Outline the shapes `rows` (their rims, a circle's circumference) in one colour."""
     rows = np.asarray(rows, dtype=np.int64)
     if len(rows) == 0:

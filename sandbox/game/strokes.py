@@ -4,11 +4,15 @@ fills. Coordinates are pixels."""
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import pygame
 
+from .camera import XY
+from .palette import Color
 
-def arrow(surface: pygame.Surface, color, a, b, width: int = 1) -> None:
+
+def arrow(surface: pygame.Surface, color: Color, a: XY, b: XY, width: int = 1) -> None:
     """A line from a to b with a small head at b."""
     if width == 1:
         pygame.draw.aaline(surface, color, a, b)
@@ -25,7 +29,7 @@ def arrow(surface: pygame.Surface, color, a, b, width: int = 1) -> None:
     pygame.draw.polygon(surface, color, (b, left, right))
 
 
-def dashed(surface: pygame.Surface, color, a, b, dash: float = 8.0, width: int = 1) -> None:
+def dashed(surface: pygame.Surface, color: Color, a: XY, b: XY, dash: float = 8.0, width: int = 1) -> None:
     """A dashed line from a to b (dashes and gaps `dash` px long). Lines far longer than the
     window are cut to it first, so a 'line across the world' costs no more than one across
     the screen."""
@@ -44,7 +48,7 @@ def dashed(surface: pygame.Surface, color, a, b, dash: float = 8.0, width: int =
         s += 2.0 * dash
 
 
-def translucent_polygon(surface: pygame.Surface, color, points) -> None:
+def translucent_polygon(surface: pygame.Surface, color: Color, points: Sequence[XY]) -> None:
     """A filled polygon in an RGBA colour (drawn through a scratch surface of its bounds)."""
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]

@@ -42,6 +42,7 @@ class MouseSpring:
 
     @classmethod
     def grab(cls, body: Body, point: tuple[float, float]) -> "MouseSpring":
+        """A spring holding `body` at the world point `point` (m), aimed at that same point."""
         return cls(body, body.local_point(point), point)
 
     def force(self, gravity: float) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -64,6 +65,7 @@ class MouseSpring:
         self.body.apply_force(f, p)
 
     def draw(self, surface: pygame.Surface, view: View) -> None:
+        """The spring as a line from the grabbed point (dot) to the target (ring)."""
         a = view.point(self.body.world_point(self.anchor))
         b = view.point(self.target)
         pygame.draw.aaline(surface, palette.SPRING, a, b)
@@ -92,11 +94,11 @@ def spawn(world: World, tool: str, point: tuple[float, float], rng: np.random.Ge
     else:
         shape = random_polygon(rng, size)
     body.add_shape(shape, density=1.0, friction=0.6, restitution=0.1)
-    body.user_data = tuple(int(x) for x in palette.DYNAMIC[int(rng.integers(len(palette.DYNAMIC)))])
+    body.user_data = palette.dynamic_color(int(rng.integers(len(palette.DYNAMIC))))
     return body
 
 
-def laser_origin(world: World, player: Body | None, view: View) -> tuple[float, float]:
+def laser_origin(player: Body | None, view: View) -> tuple[float, float]:
     """Where the laser starts: the player's centre of mass, or the view centre."""
     if player is not None and player.alive:
         return player.world_center
