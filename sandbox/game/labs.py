@@ -31,7 +31,7 @@ import pygame
 from ..level import Level
 from ..physics import Body, collide
 from ..physics.body import DYNAMIC
-from ..physics.manifold import _APART, _choose_faces, _edge, _max_separation, _next_vertex, _vertex_vertex
+from ..physics.manifold import VERTEX_CONTACT_GAP, choose_faces, edge_of, max_separation, next_vertex, vertex_vertex
 from ..physics.queries import ray_slab_box, segment_segment
 from ..physics.settings import SPECULATIVE_DISTANCE
 from ..physics.shapes import CIRCLE
@@ -193,9 +193,9 @@ def polygons(scene: LabScene) -> list[str]:
         return ["SAT lab: the player and the selected body must be polygons"]
     va, na, ca = a.verts[None], a.normals[None], np.array([len(a.verts)])
     vb, nb, cb = b.verts[None], b.normals[None], np.array([len(b.verts)])
-    edge_a, sep_a = _max_separation(va, na, vb)
-    edge_b, sep_b = _max_separation(vb, nb, va)
-    faces, separation = _choose_faces(va, na, ca, vb, nb, cb)
+    edge_a, sep_a = max_separation(va, na, vb)
+    edge_b, sep_b = max_separation(vb, nb, va)
+    faces, separation = choose_faces(va, na, ca, vb, nb, cb)
     flip = bool(faces.flip[0])
     ref, inc = (b, a) if flip else (a, b)
     ref_edge = int(faces.edge_b[0] if flip else faces.edge_a[0])
@@ -220,9 +220,9 @@ def polygons(scene: LabScene) -> list[str]:
              f"incident: {'A' if flip else 'B'} edge {inc_edge}",
              f"clipping keeps {kept} of 2 points (within {SPECULATIVE_DISTANCE * 1000:g} mm of the face)"]
     ia, ib = faces.edge_a, faces.edge_b
-    corner = _vertex_vertex(*_edge(va, ca, ia), *_edge(vb, cb, ib),
-                            (ia, _next_vertex(ia, ca)), (ib, _next_vertex(ib, cb)), faces.clipped.overlap)
-    if bool(corner.found[0]) and float(separation[0]) > _APART:
+    corner = vertex_vertex(*edge_of(va, ca, ia), *edge_of(vb, cb, ib),
+                            (ia, next_vertex(ia, ca)), (ib, next_vertex(ib, cb)), faces.clipped.overlap)
+    if bool(corner.found[0]) and float(separation[0]) > VERTEX_CONTACT_GAP:
         p = corner.midpoint[0]
         half = 0.5 * float(corner.distance[0]) * corner.normal[0]
         scene.line(palette.LAB_AXIS, p - half, p + half, 3)

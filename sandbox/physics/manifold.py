@@ -22,6 +22,10 @@ vertices (seed 004, generalised to convex polygons as Box2D v3's b2CollidePolygo
 polygon pairs by the separating axis test and reference/incident edge clipping (seed 001, as
 Box2D v3's b2CollidePolygons and b2ClipPolygons). A segment is a two-vertex polygon.
 
+The polygon collider's stages (`max_separation`, `choose_faces` with its `Clipped` incident
+edge, `vertex_vertex`, `edge_of`, `next_vertex`) are public so that the game's seed labs can
+draw the algorithm's working from the very code that made the contact.
+
 Where this departs from Box2D v3 (each is covered by tests/test_manifold.py):
 
 * Clipping fractions are clamped to the incident edge and points outside the reference edge's
@@ -49,7 +53,7 @@ _ROUNDOFF = 1e-9
 this: far above the round-off of metre-scale coordinates (~1e-15 m), far below anything the
 engine resolves (LINEAR_SLOP is 5e-3 m)."""
 
-_APART = 0.1 * LINEAR_SLOP
+VERTEX_CONTACT_GAP = 0.1 * LINEAR_SLOP
 """m. Polygons separated by more than this may touch vertex to vertex (Box2D v3's value). The
 margin also keeps the vertex-vertex normal well away from a 0/0."""
 
@@ -147,13 +151,13 @@ def _at(array: np.ndarray, index: np.ndarray) -> np.ndarray:
     return array[np.arange(len(index)), index]
 
 
-def _next_vertex(index: np.ndarray, count: np.ndarray) -> np.ndarray:
+def next_vertex(index: np.ndarray, count: np.ndarray) -> np.ndarray:
     return np.where(index + 1 < count, index + 1, 0)
 
 
-def _edge(verts: np.ndarray, count: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def edge_of(verts: np.ndarray, count: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start and end vertex of edge `index` of every polygon."""
-    return _at(verts, index), _at(verts, _next_vertex(index, count))
+    return _at(verts, index), _at(verts, next_vertex(index, count))
 
 
 def _feature_id(vertex_a: np.ndarray, vertex_b: np.ndarray) -> np.ndarray:
@@ -243,7 +247,7 @@ def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np
     edge = np.argmax(edge_seps, axis=1)
     sep = _at(edge_seps, edge)
     v1 = _at(verts_a, edge)
-    v2 = _at(verts_a, _next_vertex(edge, count_a))
+    v2 = _at(verts_a, next_vertex(edge, count_a))
     e = v2 - v1
     length = np.sqrt(_dot(e, e))
 
@@ -270,7 +274,7 @@ def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np
 
 # ----------------------------------------------------------------------------- polygons
 
-def _max_separation(verts1: np.ndarray, norms1: np.ndarray,
+def max_separation(verts1: np.ndarray, norms1: np.ndarray,
                     verts2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(edge, separation) of polygon 1's edge that best separates polygon 2 from it.
 
@@ -318,24 +322,24 @@ def _closest_on_edges(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray,
 
 
 @dataclass
-class _Clipped:
+class Clipped:
     midpoints: np.ndarray    # (P, 2, 2) [lower, upper], midway between the surfaces
     separation: np.ndarray   # (P, 2) along the reference normal
     in_slab: np.ndarray      # (P, 2) the point lies within the reference edge's side planes
     overlap: np.ndarray      # (P,) length over which the two edges face each other
 
     @staticmethod
-    def choose(mask: np.ndarray, if_true: "_Clipped", if_false: "_Clipped") -> "_Clipped":
+    def choose(mask: np.ndarray, if_true: "Clipped", if_false: "Clipped") -> "Clipped":
         """Pair by pair, `if_true` where mask else `if_false`."""
         m1, m2 = mask[:, None], mask[:, None, None]
-        return _Clipped(np.where(m2, if_true.midpoints, if_false.midpoints),
+        return Clipped(np.where(m2, if_true.midpoints, if_false.midpoints),
                         np.where(m1, if_true.separation, if_false.separation),
                         np.where(m1, if_true.in_slab, if_false.in_slab),
                         np.where(mask, if_true.overlap, if_false.overlap))
 
 
 def _clip(r1: np.ndarray, r2: np.ndarray, normal: np.ndarray, w1: np.ndarray,
-          w2: np.ndarray) -> _Clipped:
+          w2: np.ndarray) -> Clipped:
     """Clip incident edge w1 -> w2 to the slab of reference edge r1 -> r2 (outward `normal`).
 
     Coordinates along the reference tangent t (the direction r1 -> r2) measure from r1: the
@@ -367,11 +371,11 @@ def _clip(r1: np.ndarray, r2: np.ndarray, normal: np.ndarray, w1: np.ndarray,
     # Midway between the incident point and its projection on the reference face.
     midpoints = points - 0.5 * separation[:, :, None] * normal[:, None, :]
     overlap = np.minimum(upper1, upper2) - np.maximum(0.0, lower2)
-    return _Clipped(midpoints, separation, in_slab, overlap)
+    return Clipped(midpoints, separation, in_slab, overlap)
 
 
 @dataclass
-class _VertexPair:
+class VertexPair:
     found: np.ndarray        # (P,) the edges are closest at one vertex of each
     normal: np.ndarray       # (P, 2) from A's vertex to B's
     distance: np.ndarray     # (P,)
@@ -379,9 +383,9 @@ class _VertexPair:
     id: np.ndarray           # (P,)
 
 
-def _vertex_vertex(a1: np.ndarray, a2: np.ndarray, b1: np.ndarray, b2: np.ndarray,
+def vertex_vertex(a1: np.ndarray, a2: np.ndarray, b1: np.ndarray, b2: np.ndarray,
                    index_a: tuple[np.ndarray, np.ndarray], index_b: tuple[np.ndarray, np.ndarray],
-                   overlap: np.ndarray) -> _VertexPair:
+                   overlap: np.ndarray) -> VertexPair:
     """Whether edges a1a2 (on A) and b1b2 (on B) are closest at an end vertex of each, and
     that vertex pair. The gap then runs corner to corner and no face normal describes it.
 
@@ -397,37 +401,37 @@ def _vertex_vertex(a1: np.ndarray, a2: np.ndarray, b1: np.ndarray, b2: np.ndarra
     vertex_b = np.where(start_b[:, None], b1, b2)
     normal, distance = _normalize(vertex_b - vertex_a)
     vertex_id = _feature_id(np.where(start_a, *index_a), np.where(start_b, *index_b))
-    return _VertexPair(found, normal, distance, 0.5 * (vertex_a + vertex_b), vertex_id)
+    return VertexPair(found, normal, distance, 0.5 * (vertex_a + vertex_b), vertex_id)
 
 
 @dataclass
-class _Faces:
+class Faces:
     flip: np.ndarray         # (P,) B's face is the reference
     edge_a: np.ndarray       # (P,) A's reference or incident edge
     edge_b: np.ndarray       # (P,) B's reference or incident edge
     normal: np.ndarray       # (P, 2) the reference face's outward normal
-    clipped: _Clipped
+    clipped: Clipped
 
 
-def _choose_faces(v_a: np.ndarray, n_a: np.ndarray, count_a: np.ndarray, v_b: np.ndarray,
-                  n_b: np.ndarray, count_b: np.ndarray) -> tuple[_Faces, np.ndarray]:
+def choose_faces(v_a: np.ndarray, n_a: np.ndarray, count_a: np.ndarray, v_b: np.ndarray,
+                  n_b: np.ndarray, count_b: np.ndarray) -> tuple[Faces, np.ndarray]:
     """Reference and incident edges of two polygons in one frame, the incident edge clipped,
     and the separation (m) of the separating axis test."""
-    sat_a, sep_a = _max_separation(v_a, n_a, v_b)
-    sat_b, sep_b = _max_separation(v_b, n_b, v_a)
+    sat_a, sep_a = max_separation(v_a, n_a, v_b)
+    sat_b, sep_b = max_separation(v_b, n_b, v_a)
     # Both candidates: A's face as the reference with B's incident edge, and the converse.
     inc_b = _incident_edge(n_b, _at(n_a, sat_a))
     inc_a = _incident_edge(n_a, _at(n_b, sat_b))
-    by_a = _clip(*_edge(v_a, count_a, sat_a), _at(n_a, sat_a), *_edge(v_b, count_b, inc_b))
-    by_b = _clip(*_edge(v_b, count_b, sat_b), _at(n_b, sat_b), *_edge(v_a, count_a, inc_a))
+    by_a = _clip(*edge_of(v_a, count_a, sat_a), _at(n_a, sat_a), *edge_of(v_b, count_b, inc_b))
+    by_b = _clip(*edge_of(v_b, count_b, sat_b), _at(n_b, sat_b), *edge_of(v_a, count_a, inc_a))
     # B's face is the reference if it separates better by more than the anti-flicker bias, or
     # if it is merely no worse and A's face would lose the contact: its side planes miss B's
     # incident edge altogether (the bias is a preference and must not drop an overlap).
     a_misses = ~by_a.in_slab.any(axis=1)
     flip = (sep_b > sep_a + REFERENCE_FACE_TOLERANCE) | ((sep_b >= sep_a) & a_misses)
-    faces = _Faces(flip=flip, edge_a=np.where(flip, inc_a, sat_a), edge_b=np.where(flip, sat_b, inc_b),
+    faces = Faces(flip=flip, edge_a=np.where(flip, inc_a, sat_a), edge_b=np.where(flip, sat_b, inc_b),
                    normal=np.where(flip[:, None], _at(n_b, sat_b), _at(n_a, sat_a)),
-                   clipped=_Clipped.choose(flip, by_b, by_a))
+                   clipped=Clipped.choose(flip, by_b, by_a))
     return faces, np.maximum(sep_a, sep_b)
 
 
@@ -444,9 +448,9 @@ def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarr
     1. Separating axis test: A's edge that best separates B, and B's edge that best separates A.
        Farther apart than `margin` (default SPECULATIVE_DISTANCE) -> no points.
     2. The reference face is A's edge unless B's separates by REFERENCE_FACE_TOLERANCE more
-       (the bias keeps the choice from flickering; see _choose_faces for one exception); the
+       (the bias keeps the choice from flickering; see choose_faces for one exception); the
        incident edge is the other polygon's edge most anti-parallel to it.
-    3. Apart by more than _APART and the two edges closest at a vertex of each -> one
+    3. Apart by more than VERTEX_CONTACT_GAP and the two edges closest at a vertex of each -> one
        vertex-vertex point along the line between them. Otherwise clip the incident edge to the
        reference edge's side planes and keep the points within `margin` of the face.
     """
@@ -455,15 +459,15 @@ def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarr
     p, q = _relative_transform(pos_a, rot_a, pos_b, rot_b)
     v_a = verts_a - origin[:, None, :]
     v_b = _rotate(q[:, None, :], verts_b) + (p - origin)[:, None, :]
-    faces, separation = _choose_faces(v_a, norms_a, count_a, v_b, _rotate(q[:, None, :], norms_b), count_b)
+    faces, separation = choose_faces(v_a, norms_a, count_a, v_b, _rotate(q[:, None, :], norms_b), count_b)
 
-    ia1, ia2 = faces.edge_a, _next_vertex(faces.edge_a, count_a)
-    ib1, ib2 = faces.edge_b, _next_vertex(faces.edge_b, count_b)
-    corner = _vertex_vertex(*_edge(v_a, count_a, ia1), *_edge(v_b, count_b, ib1), (ia1, ia2), (ib1, ib2),
+    ia1, ia2 = faces.edge_a, next_vertex(faces.edge_a, count_a)
+    ib1, ib2 = faces.edge_b, next_vertex(faces.edge_b, count_b)
+    corner = vertex_vertex(*edge_of(v_a, count_a, ia1), *edge_of(v_b, count_b, ib1), (ia1, ia2), (ib1, ib2),
                             faces.clipped.overlap)
     # Only shapes clearly apart can meet corner to corner (Box2D); touching shapes get the
     # clipper's face contact, and the vertex-vertex normal could not be normalised safely.
-    single = (corner.found & (separation > _APART))[:, None]
+    single = (corner.found & (separation > VERTEX_CONTACT_GAP))[:, None]
 
     # Clipped points in Box2D's order: (lower, upper) along the reference tangent, reversed
     # when B is the reference. Either way slot 0 is made by A's edge start and B's edge end,
