@@ -54,3 +54,11 @@ def test_extra_words_after_a_level_are_an_error(capsys):
     with pytest.raises(SystemExit):
         cli.main(["demo", "--base", "0"])
     assert cli.main(["pyramid", "extra"]) == 2
+
+
+def test_check_of_the_levels_folder_skips_the_schema(capsys):
+    files = sorted(str(p) for p in levels_dir().glob("*.json"))
+    assert cli.main(["check", *files]) == 0
+    out = capsys.readouterr().out
+    assert "level.schema.json: skipped (a JSON Schema, not a level)" in out
+    assert f"checked {len(files) - 1} files: {len(files) - 1} ok, 0 bad" in out
