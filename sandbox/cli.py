@@ -5,6 +5,8 @@
                                                      run a level without a window, print a summary
     sandbox check FILE...                            validate level files, print every error
     sandbox tiles --out FILE [--tileset]             draw all 96 tile codes (or the Tiled tile set) into a PNG
+    sandbox bench [SCENE...] [--steps N] [--warmup N] [--json FILE] [--vs pymunk]
+                                                     time the benchmark scenes (optionally against pymunk)
     sandbox demo [--seconds S] [--base N] [--no-ball]
                                                      engine only: a pyramid settles, a ball hits it
 
@@ -21,7 +23,7 @@ import numpy as np
 
 from .physics import Body, Circle, World, box
 
-COMMANDS = ("run", "check", "tiles", "demo")
+COMMANDS = ("run", "check", "tiles", "bench", "demo")
 
 
 def build_demo(base: int = 10, ball: bool = True) -> tuple[World, list[Body]]:
@@ -83,7 +85,7 @@ def run_tiles(out: str, cell_px: int, tileset: bool) -> int:
 
 
 def _commands() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sandbox", usage="sandbox [LEVEL] | sandbox {run,check,tiles,demo} ...",
+    parser = argparse.ArgumentParser(prog="sandbox", usage="sandbox [LEVEL] | sandbox {run,check,tiles,bench,demo} ...",
                                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a level without a window and print a summary")
@@ -110,11 +112,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         if len(argv) > 1:
-            print("usage: sandbox [LEVEL] | sandbox {run,check,tiles,demo} ...", file=sys.stderr)
+            print("usage: sandbox [LEVEL] | sandbox {run,check,tiles,bench,demo} ...", file=sys.stderr)
             return 2
         from .game.app import run_window
 
         return run_window(argv[0] if argv else None)
+    if argv[0] == "bench":
+        from .bench import main as bench_main  # its own options: see `sandbox bench --help`
+
+        return bench_main(argv[1:])
     parser = _commands()
     args = parser.parse_args(argv)
     if args.command == "run":
