@@ -505,6 +505,7 @@ _WORLD = {
     "contact_push_max_velocity": (_NON_NEGATIVE, settings.CONTACT_PUSH_MAX_VELOCITY),
     "restitution_threshold": (_NON_NEGATIVE, settings.RESTITUTION_THRESHOLD),
     "warm_starting": (_Flag(), True),
+    "sleeping": (_Flag(), False),
 }
 _CAMERA = {"center": (_COORD, Camera.center), "height": (_POSITIVE, Camera.height)}
 _BOUNDS = {"lower": (_COORD, Level.bounds[0]), "upper": (_COORD, Level.bounds[1])}

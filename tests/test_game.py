@@ -415,3 +415,19 @@ def test_the_readme_controls_table_matches_the_bindings_table() -> None:
         if binding.label:
             label = "Arrow keys" if binding.label == "Arrows" else binding.label
             assert f"| {binding.section} | {label} | {binding.help} |" in table
+
+
+def test_sleeping_bodies_are_drawn_faded_and_wake_when_pushed() -> None:
+    level = crate_level()
+    level.world.sleeping = True
+    app = App(level, SIZE)
+    crate = level.names["crate"]
+    run(app, 90)                                  # 1.5 s: the crate rests, then sleeps
+    assert not crate.awake
+    at = tuple(int(v) for v in app.view.to_screen(np.array([crate.position]))[0])
+    asleep = app.draw().get_at(at)
+    crate.awake = True
+    awake = app.draw().get_at(at)
+    assert sum(abs(x - y) for x, y in zip(asleep[:3], awake[:3])) > 30
+    hold(app, pygame.K_l, 1.5)                    # the ball player rolls into the crate
+    assert crate.awake and crate.position[0] > 0.01

@@ -347,7 +347,9 @@ class App:
             art.draw(surface, view)
         touching = render.touching_bodies(world)
         touching[[body.index for body in labs.touching_actors(level)]] = True
-        render.draw_shapes(surface, view, frame, self._colors.of(world), touching)
+        bodies = world.body_data
+        render.draw_shapes(surface, view, frame, self._colors.of(world), touching,
+                           (bodies.type == DYNAMIC) & ~bodies.awake)
         self._draw_actors(frame)
         overlay_parts.draw(surface, view, world, frame, self.overlay, pos, angle, self.cursor)
         if self.overlay.shows("lab"):

@@ -22,6 +22,9 @@ OUTLINE = (236, 240, 246)
 TOUCH = (232, 72, 72)
 """Touching shapes are tinted towards this (the seed demo draws colliding shapes red)."""
 TOUCH_MIX = 0.55
+SLEEP = (92, 100, 116)
+"""Sleeping bodies fade towards this slate grey."""
+SLEEP_MIX = 0.6
 SELECTED = (255, 214, 92)
 PLAYER = (120, 230, 170)
 

@@ -190,9 +190,10 @@ def visible_shapes(frame: ShapeFrame, view: View) -> np.ndarray:
 
 
 def draw_shapes(surface: pygame.Surface, view: View, frame: ShapeFrame, colors: np.ndarray,
-                touching: np.ndarray) -> None:
-    """Fill every visible shape in its body's colour (tinted where the body touches something),
-    with a lighter rim; a circle shows its angle with a radius. Tile edges are left to TileArt."""
+                touching: np.ndarray, asleep: np.ndarray) -> None:
+    """Fill every visible shape in its body's colour (tinted where the body touches something,
+    faded to slate where it sleeps), with a lighter rim; a circle shows its angle with a radius.
+    Tile edges are left to TileArt. `touching`, `asleep`: (N,) bool per body."""
     rows = visible_shapes(frame, view)
     rows = rows[~frame.one_sided[rows]]
     if len(rows) == 0:
@@ -200,6 +201,7 @@ def draw_shapes(surface: pygame.Surface, view: View, frame: ShapeFrame, colors: 
     body = frame.body[rows]
     fill = colors[body].astype(np.float64)
     fill[touching[body]] += palette.TOUCH_MIX * (np.array(palette.TOUCH) - fill[touching[body]])
+    fill[asleep[body]] += palette.SLEEP_MIX * (np.array(palette.SLEEP) - fill[asleep[body]])
     rim = fill + 0.45 * (255.0 - fill)
     fills, rims = fill.astype(np.int32).tolist(), rim.astype(np.int32).tolist()
     screen = view.to_screen(frame.verts[rows])

@@ -51,6 +51,27 @@ class Body:
     def alive(self) -> bool:
         return self._row >= 0
 
+    def _stir(self, row: int) -> None:
+        """Something was done to the body by hand: wake it and its island."""
+        self._world._wake(np.array([row]))
+
+    @property
+    def awake(self) -> bool:
+        """False while the body sleeps (only when `world.sleeping` is on). Setting True wakes
+        its island; setting False puts this body to sleep on its own."""
+        return bool(self._col("awake")[self._r()])
+
+    @awake.setter
+    def awake(self, value: bool) -> None:
+        r = self._r()
+        if value:
+            self._stir(r)
+        elif self.type == "dynamic":
+            self._col("awake")[r] = False
+            self._col("island")[r] = r
+            self._col("v")[r] = 0.0
+            self._col("w")[r] = 0.0
+
     @property
     def type(self) -> str:
         """"static", "kinematic" or "dynamic"."""
@@ -65,6 +86,7 @@ class Body:
     @position.setter
     def position(self, value: Iterable[float]) -> None:
         self._col("pos")[self._r()] = check_point("position", value)
+        self._stir(self._row)
 
     @property
     def angle(self) -> float:
@@ -74,12 +96,14 @@ class Body:
     @angle.setter
     def angle(self, value: float) -> None:
         self._col("angle")[self._r()] = check_number("angle", value)
+        self._stir(self._row)
 
     def set_transform(self, position: Iterable[float], angle: float) -> None:
         """Teleport the body (m, rad). Velocities are kept."""
         p, a = check_point("position", position), check_number("angle", angle)
         self._col("pos")[self._r()] = p
         self._col("angle")[self._r()] = a
+        self._stir(self._row)
 
     @property
     def linear_velocity(self) -> tuple[float, float]:
@@ -92,6 +116,7 @@ class Body:
         v = check_point("linear_velocity", value)
         if self.type != "static":
             self._col("v")[self._r()] = v
+            self._stir(self._row)
 
     @property
     def angular_velocity(self) -> float:
@@ -103,6 +128,7 @@ class Body:
         w = check_number("angular_velocity", value)
         if self.type != "static":
             self._col("w")[self._r()] = w
+            self._stir(self._row)
 
     def _scalar(name: str, doc: str, low: float | None = None):  # noqa: N805 - property factory
         def get(self: "Body") -> float:
@@ -187,6 +213,7 @@ class Body:
         """Add a force (N) for the next step, at a world point (default: the centre of mass)."""
         f = check_point("force", force)
         r = self._r()
+        self._stir(r)
         self._col("force")[r] += f
         if point is not None:
             self._col("torque")[r] += self._arm_cross(point, f)
@@ -194,11 +221,13 @@ class Body:
     def apply_torque(self, torque: float) -> None:
         """Add a torque (N m) for the next step."""
         self._col("torque")[self._r()] += check_number("torque", torque)
+        self._stir(self._row)
 
     def apply_impulse(self, impulse: Iterable[float], point: Iterable[float] | None = None) -> None:
         """Change momentum now by `impulse` (N s), at a world point (default: the centre of mass)."""
         j = check_point("impulse", impulse)
         r = self._r()
+        self._stir(r)
         self._col("v")[r] += self._col("inv_mass")[r] * j
         if point is not None:
             self._col("w")[r] += self._col("inv_inertia")[r] * self._arm_cross(point, j)
@@ -206,6 +235,7 @@ class Body:
     def apply_angular_impulse(self, impulse: float) -> None:
         """Change angular momentum now by `impulse` (N m s)."""
         r = self._r()
+        self._stir(r)
         self._col("w")[r] += self._col("inv_inertia")[r] * check_number("impulse", impulse)
 
     def _arm_cross(self, point: Iterable[float], vector: np.ndarray) -> float:

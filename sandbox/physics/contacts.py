@@ -82,6 +82,8 @@ def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
     `shapes` is the world's shape table; `pos` (N, 2) body origins and `rot` (N, 2) their
     (cos, sin); `margin` (P,) the speculative distance of each pair in metres.
     """
+    if len(pair_a) == 0:
+        return ContactSet.empty()
     ba, bb = body_of[pair_a], body_of[pair_b]
     batch = collide_pairs(
         shapes.kind[pair_a], shapes.verts[pair_a], shapes.norms[pair_a], shapes.count[pair_a],
@@ -125,13 +127,22 @@ class ContactTable:
         contacts.normal_impulse = np.where(found, self._normal[at], 0.0)
         contacts.tangent_impulse = np.where(found, self._tangent[at], 0.0)
 
-    def store(self, contacts: ContactSet) -> None:
-        """Remember this step's impulses for the next step."""
+    def store(self, contacts: ContactSet, resting: np.ndarray) -> None:
+        """Remember this step's impulses for the next step. Entries of pairs whose two shapes
+        are `resting` ((S,) bool: on a sleeping or static body) were not collided this step
+        and are kept, so a sleeping island wakes up with its impulses warm."""
         keys = contacts.keys()[contacts.valid]
+        normal = contacts.normal_impulse[contacts.valid]
+        tangent = contacts.tangent_impulse[contacts.valid]
+        if len(self._keys):
+            a = self._keys >> (_SHAPE_BITS + _ID_BITS)
+            b = (self._keys >> _ID_BITS) & (MAX_SHAPES - 1)
+            kept = resting[a] & resting[b]
+            keys = np.concatenate([keys, self._keys[kept]])
+            normal = np.concatenate([normal, self._normal[kept]])
+            tangent = np.concatenate([tangent, self._tangent[kept]])
         order = np.argsort(keys)
-        self._keys = keys[order]
-        self._normal = contacts.normal_impulse[contacts.valid][order]
-        self._tangent = contacts.tangent_impulse[contacts.valid][order]
+        self._keys, self._normal, self._tangent = keys[order], normal[order], tangent[order]
 
     def remap_shapes(self, remap: np.ndarray) -> None:
         """Shapes were removed and renumbered (old row -> new row, -1 if gone): rewrite the keys."""

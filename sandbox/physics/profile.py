@@ -14,7 +14,8 @@ class StepProfile:
 
     Stages: `broadphase` (bounding boxes and candidate pairs), `narrowphase` (colliders),
     `contacts` (warm-start matching), `coloring`, `solver` (substeps and restitution),
-    `continuous` (fast shapes swept against tile edges), and `total`.
+    `continuous` (fast shapes swept against tile edges), `sleep` (rest timers and islands),
+    and `total`. `awake_bodies` counts the dynamic bodies not asleep.
     """
 
     broadphase: float = 0.0
@@ -23,8 +24,10 @@ class StepProfile:
     coloring: float = 0.0
     solver: float = 0.0
     continuous: float = 0.0
+    sleep: float = 0.0
     total: float = 0.0
     bodies: int = 0
+    awake_bodies: int = 0
     shapes: int = 0
     pairs: int = 0
     manifolds: int = 0
@@ -40,7 +43,7 @@ class StepProfile:
 
     def stages(self) -> dict[str, float]:
         """Stage name -> ms, in pipeline order (without the total)."""
-        return {k: getattr(self, k) for k in ("broadphase", "narrowphase", "contacts", "coloring", "solver", "continuous")}
+        return {k: getattr(self, k) for k in ("broadphase", "narrowphase", "contacts", "coloring", "solver", "continuous", "sleep")}
 
     def counts(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k in ("bodies", "shapes", "pairs", "manifolds", "points", "colors")}
+        return {k: getattr(self, k) for k in ("bodies", "awake_bodies", "shapes", "pairs", "manifolds", "points", "colors")}

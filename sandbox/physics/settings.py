@@ -57,6 +57,15 @@ CONTACT_PUSH_MAX_VELOCITY = 3.0
 RESTITUTION_THRESHOLD = 1.0
 """m/s. Approaches slower than this do not bounce (resting contacts stay resting)."""
 
+TIME_TO_SLEEP = 0.5
+"""s. An island whose bodies have all been slower than the sleep tolerances this long sleeps."""
+
+LINEAR_SLEEP_TOLERANCE = 0.05
+"""m/s. A body slower than this (and turning slower than ANGULAR_SLEEP_TOLERANCE) is resting."""
+
+ANGULAR_SLEEP_TOLERANCE = 2.0 * 3.141592653589793 / 180.0
+"""rad/s (2 degrees per second)."""
+
 DEFAULT_FRICTION = 0.6
 DEFAULT_RESTITUTION = 0.0
 DEFAULT_DENSITY = 1.0

@@ -17,7 +17,7 @@ from typing import Iterable, NamedTuple
 import numpy as np
 
 from . import queries, settings
-from .body import BODY_TYPES, DYNAMIC, STATIC, Body, ShapeRef
+from .body import BODY_TYPES, DYNAMIC, KINEMATIC, STATIC, Body, ShapeRef
 from .broadphase import overlapping_pairs
 from .coloring import color_constraints, color_order
 from .columns import Columns
@@ -49,6 +49,7 @@ def _body_columns() -> Columns:
         "inertia": ((), _F8, 0.0), "inv_inertia": ((), _F8, 0.0),
         "linear_damping": ((), _F8, 0.0), "angular_damping": ((), _F8, 0.0),
         "gravity_scale": ((), _F8, 1.0), "fixed_rotation": ((), bool, False),
+        "awake": ((), bool, True), "sleep_time": ((), _F8, 0.0), "island": ((), np.int64, -1),
     })
 
 
@@ -82,7 +83,7 @@ class World:
                  contact_damping_ratio: float = settings.CONTACT_DAMPING_RATIO,
                  contact_push_max_velocity: float = settings.CONTACT_PUSH_MAX_VELOCITY,
                  restitution_threshold: float = settings.RESTITUTION_THRESHOLD,
-                 warm_starting: bool = True) -> None:
+                 warm_starting: bool = True, sleeping: bool = False) -> None:
         self.gravity = gravity
         self.substeps = substeps
         self.contact_hertz = contact_hertz
@@ -90,6 +91,7 @@ class World:
         self.contact_push_max_velocity = contact_push_max_velocity
         self.restitution_threshold = restitution_threshold
         self.warm_starting = warm_starting
+        self._sleeping = bool(sleeping)
         self._bodies = _body_columns()
         self._shapes = _shape_columns(4)
         self._body_handles: list[Body] = []
@@ -139,6 +141,19 @@ class World:
     restitution_threshold = _tunable("restitution_threshold", 0.0, "m/s. Slower approaches do not bounce.")
     del _tunable
 
+    @property
+    def sleeping(self) -> bool:
+        """Whether resting islands fall asleep (they then cost nothing until something touches
+        them, a force or impulse is applied, or their state is set). Turning it off wakes all."""
+        return self._sleeping
+
+    @sleeping.setter
+    def sleeping(self, value: bool) -> None:
+        self._sleeping = bool(value)
+        if not self._sleeping:
+            self._bodies.awake[:] = True
+            self._bodies.sleep_time[:] = 0.0
+
     # ------------------------------------------------------------------ bodies
     def create_body(self, type: str = "dynamic", *, position: Iterable[float] = (0.0, 0.0), angle: float = 0.0,
                     linear_velocity: Iterable[float] = (0.0, 0.0), angular_velocity: float = 0.0,
@@ -175,6 +190,8 @@ class World:
             handles[:] = [h for h in handles if h._row >= 0]
         self._table.remap_shapes(shape_remap)
         self.contacts = ContactSet.empty()
+        self._bodies.awake[:] = True  # whatever it held up must fall; island ids were rows
+        self._bodies.sleep_time[:] = 0.0
 
     @property
     def bodies(self) -> list[Body]:
@@ -315,10 +332,10 @@ class World:
         dt = check_number("dt", dt, low=0.0, low_open=True)
         profile = StepProfile(bodies=len(self._bodies), shapes=len(self._shapes))
         b = self._bodies
-        dynamic = b.type == DYNAMIC
         rot = np.stack([np.cos(b.angle), np.sin(b.angle)], axis=1)
         with profile.stage("broadphase"):
-            pair_a, pair_b, reach = self._candidate_pairs(dynamic, dt)
+            pair_a, pair_b, reach = self._candidate_pairs(dt)
+        dynamic = (b.type == DYNAMIC) & b.awake  # the bodies the solver moves this step
         with profile.stage("narrowphase"):
             margin = settings.SPECULATIVE_DISTANCE + reach[pair_a] + reach[pair_b]
             contacts = find_manifolds(self._shapes, self._shapes.body, b.pos, rot, pair_a, pair_b, margin)
@@ -333,10 +350,14 @@ class World:
         start = (b.pos.copy(), b.angle.copy())
         with profile.stage("solver"):
             self._solve(contacts, bounds, dynamic, rot, dt)
-            self._table.store(contacts)
+            self._table.store(contacts, resting=~dynamic[self._shapes.body])
         with profile.stage("continuous"):
             self._stop_at_tile_edges(dynamic, *start)
+        with profile.stage("sleep"):
+            if self._sleeping:
+                self._update_sleep(contacts, dynamic, dt)
         self.contacts = contacts
+        profile.awake_bodies = int(np.count_nonzero((b.type == DYNAMIC) & b.awake))
         profile.pairs, profile.manifolds = len(pair_a), len(contacts)
         profile.points, profile.colors = contacts.point_count, len(bounds) - 1
         profile.total = sum(profile.stages().values())
@@ -383,19 +404,65 @@ class World:
         """The shapes whose bounds overlap the box [lower, upper] (m)."""
         return queries.query_aabb(self, lower, upper, mask=mask)
 
-    def _candidate_pairs(self, dynamic: np.ndarray, dt: float):
+    def _candidate_pairs(self, dt: float):
         """Shape pairs whose swept, enlarged bounds overlap and that may collide; and each shape's
-        reach this step (how far any of its points can move, m)."""
+        reach this step (how far any of its points can move, m). A sleeping island whose bounds
+        meet an awake or moving body is woken here, before the pairs are chosen."""
         s, b = self._shapes, self._bodies
         body = s.body
         speed = np.hypot(*b.v.T)[body] + np.abs(b.w)[body] * s.reach
         reach = np.minimum(speed, settings.MAX_LINEAR_SPEED) * dt
+        dynamic = b.type == DYNAMIC
+        stirring = (dynamic & b.awake) | ((b.type == KINEMATIC) & ((b.v != 0.0).any(axis=1) | (b.w != 0.0)))
+        if not stirring.any():  # everything static, resting kinematic or asleep: no pair can change
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, reach
         lower, upper = self.shape_bounds(settings.AABB_MARGIN + reach)
         i, j = overlapping_pairs(lower, upper)
         ba, bb = body[i], body[j]
-        keep = (ba != bb) & (dynamic[ba] | dynamic[bb])
-        keep &= ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
+        may = (ba != bb) & ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
+        asleep = dynamic & ~b.awake
+        if asleep.any():
+            woken = may & ((asleep[ba] & stirring[bb]) | (asleep[bb] & stirring[ba]))
+            self._wake(np.concatenate([ba[woken], bb[woken]]))
+        solved = dynamic & b.awake
+        keep = may & (solved[ba] | solved[bb])
         return i[keep], j[keep], reach
+
+    def _wake(self, rows: np.ndarray) -> None:
+        """Wake these bodies and every body of their sleeping islands."""
+        b = self._bodies
+        sleepers = rows[~b.awake[rows]]
+        if len(sleepers) == 0:
+            return
+        woken = ~b.awake & np.isin(b.island, b.island[sleepers])
+        woken[sleepers] = True
+        b.awake[woken] = True
+        b.sleep_time[woken] = 0.0
+
+    def _update_sleep(self, contacts: ContactSet, moving: np.ndarray, dt: float) -> None:
+        """Advance each moving body's rest timer; put to sleep every island whose bodies have
+        all rested for TIME_TO_SLEEP. Islands are the bodies joined by contacts between two
+        moving bodies, found by label propagation (each body takes the smallest row it is
+        connected to) with pointer jumping, so the loop runs about log2(island diameter) times."""
+        b = self._bodies
+        resting = (np.hypot(*b.v.T) < settings.LINEAR_SLEEP_TOLERANCE) & (np.abs(b.w) < settings.ANGULAR_SLEEP_TOLERANCE)
+        b.sleep_time[:] = np.where(moving & resting, b.sleep_time + dt, np.where(moving, 0.0, b.sleep_time))
+        a, c = contacts.body_a, contacts.body_b
+        kinematic_moving = (b.type == KINEMATIC) & ((b.v != 0.0).any(axis=1) | (b.w != 0.0))
+        b.sleep_time[a[kinematic_moving[c]]] = 0.0  # a moving kinematic body keeps its island awake
+        b.sleep_time[c[kinematic_moving[a]]] = 0.0
+        if not np.any(moving & (b.sleep_time >= settings.TIME_TO_SLEEP)):
+            return
+        joined = moving[a] & moving[c]
+        labels = _islands(len(b), a[joined], c[joined])
+        slowest = np.full(len(b), np.inf)
+        np.minimum.at(slowest, labels[moving], b.sleep_time[moving])
+        sleepy = moving & (slowest[labels] >= settings.TIME_TO_SLEEP)
+        b.awake[sleepy] = False
+        b.v[sleepy] = 0.0
+        b.w[sleepy] = 0.0
+        b.island[sleepy] = labels[sleepy]
 
     def _pivots(self, contacts: ContactSet, rot_c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(2, M) complex points that turn with each shape's body (see `ContactSolver`): the
@@ -476,6 +543,20 @@ class World:
         _complex(b.pos)[:] = centers + body.dp - np.exp(1j * b.angle) * _complex(b.local_center)
         b.force[:] = 0.0
         b.torque[:] = 0.0
+
+
+def _islands(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(n,) the smallest body row connected to each body through the edges (a, b)."""
+    labels = np.arange(n)
+    while True:
+        low = np.minimum(labels[a], labels[b])
+        new = labels.copy()
+        np.minimum.at(new, a, low)
+        np.minimum.at(new, b, low)
+        new = new[new]
+        if np.array_equal(new, labels):
+            return labels
+        labels = new
 
 
 def _check_bits(name: str, bits: object) -> None:
