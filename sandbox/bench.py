@@ -275,17 +275,10 @@ def _sandbox_body(world: World, spec: BodySpec) -> Body:
     return body
 
 
-def sleeping_supported(world: World) -> bool:
-    """Whether this engine can put bodies to sleep (a `World.sleeping` switch)."""
-    return hasattr(world, "sleeping")
-
-
 def build_sandbox(layout: Layout) -> tuple[World, list[Body], Body | None]:
     """The layout in this engine: the world, its tracked bodies and its container body (or None).
-    Sleeping is switched as the layout says when the engine has it."""
-    world = World(gravity=GRAVITY)
-    if sleeping_supported(world):
-        world.sleeping = layout.sleeping
+    Sleeping is switched as the layout says."""
+    world = World(gravity=GRAVITY, sleeping=layout.sleeping)
     bodies = [_sandbox_body(world, spec) for spec in layout.bodies]
     if layout.tiles is not None:
         world.add_tilemap(layout.tiles, friction=FRICTION)
@@ -294,14 +287,12 @@ def build_sandbox(layout: Layout) -> tuple[World, list[Body], Body | None]:
 
 
 class SandboxRun:
-    """A layout stepping in this engine: `world`, `tracked` bodies, and a `note` for the report."""
+    """A layout stepping in this engine: `world` and its `tracked` bodies."""
 
     engine = "sandbox"
 
     def __init__(self, layout: Layout) -> None:
         self.world, self.tracked, self._container = build_sandbox(layout)
-        asleep = layout.sleeping and not sleeping_supported(self.world)
-        self.note = "sleeping not available: ran awake" if asleep else ""
 
     def step(self) -> None:
         self.world.step(DT)
@@ -376,10 +367,9 @@ def build_pymunk(layout: Layout) -> tuple[Any, list[Any], Any | None]:
 
 
 class PymunkRun:
-    """A layout stepping in pymunk: `space`, `tracked` bodies, and a `note` for the report."""
+    """A layout stepping in pymunk: `space` and its `tracked` bodies."""
 
     engine = "pymunk"
-    note = ""
 
     def __init__(self, layout: Layout) -> None:
         self.space, self.tracked, self._container = build_pymunk(layout)
@@ -457,11 +447,11 @@ class Tally:
     stability: float = math.nan
 
     def summary(self) -> dict[str, Any]:
-        """Median and 90th percentile ms per step, stage medians (ms), counts, stability, note."""
+        """Median and 90th percentile ms per step, stage medians (ms), counts, stability."""
         names = self.stages[0] if self.stages else {}
         return {"ms_median": float(np.median(self.ms)), "ms_p90": float(np.percentile(self.ms, 90)),
                 "stages_ms_median": {k: float(np.median([s[k] for s in self.stages])) for k in names},
-                "counts": self.counts, "stability": self.stability, "note": self.run.note}
+                "counts": self.counts, "stability": self.stability}
 
 
 def _timed_step(run: Run) -> float:
@@ -524,8 +514,8 @@ def _table_rows(result: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
 
 
 def format_scene(result: Mapping[str, Any]) -> str:
-    """The readable table of one `run_scene` result: a column per engine, then the notes and
-    the ratio of the medians."""
+    """The readable table of one `run_scene` result: a column per engine, then the ratio of
+    the medians."""
     rows = _table_rows(result)
     width = max(len(label) for label, _ in rows) + 2
     settle = f"{result['settle_steps']} settling + " if result["settle_steps"] else ""
@@ -534,7 +524,6 @@ def format_scene(result: Mapping[str, Any]) -> str:
               f"of 1/60 s; {result['total_steps']} steps in all"),
              f"  {'':<{width}}" + "".join(f"{name:>12}" for name in result["engines"])]
     lines += [f"  {label:<{width}}" + "".join(f"{cell:>12}" for cell in cells) for label, cells in rows]
-    lines += [f"  {name}: {e['note']}" for name, e in result["engines"].items() if e["note"]]
     if result["ratio_median"] is not None:
         lines.append(f"  median ms/step sandbox / pymunk: {result['ratio_median']:.2f}")
     return "\n".join(lines)

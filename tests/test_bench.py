@@ -175,12 +175,9 @@ def test_step_plan_runs_fixed_time_figures_to_10_s_and_settles_first():
     assert plan_steps(SCENES["rain"], steps=5, warmup=0).total == 5
 
 
-def test_sleepy_pile_sleeps_or_says_it_cannot():
-    run = SandboxRun(layout_of("sleepy_pile"))
-    if hasattr(run.world, "sleeping"):
-        assert run.world.sleeping is True and run.note == ""
-    else:
-        assert run.note == "sleeping not available: ran awake"
+def test_sleepy_pile_sleeps_and_pyramid20_does_not():
+    assert SandboxRun(layout_of("sleepy_pile")).world.sleeping is True
+    assert SandboxRun(layout_of("pyramid20")).world.sleeping is False
 
 
 @pytest.fixture
@@ -204,7 +201,7 @@ def test_main_writes_json_with_the_numbers_and_the_run_facts(tiny, tmp_path, cap
     assert result["command"].startswith("sandbox bench tiny --steps 3")
     assert (result["timed_steps"], result["total_steps"], result["ratio_median"]) == (3, 4, None)
     ours = result["engines"]["sandbox"]
-    assert set(ours) == {"ms_median", "ms_p90", "stages_ms_median", "counts", "stability", "note"}
+    assert set(ours) == {"ms_median", "ms_p90", "stages_ms_median", "counts", "stability"}
     assert set(ours["stages_ms_median"]) >= {"broadphase", "narrowphase", "solver"}
     assert ours["counts"]["bodies"] == 7 and 0.0 <= ours["stability"] < 0.1
     out = capsys.readouterr().out
