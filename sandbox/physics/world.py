@@ -413,7 +413,7 @@ class World:
         speed = np.hypot(*b.v.T)[body] + np.abs(b.w)[body] * s.reach
         reach = np.minimum(speed, settings.MAX_LINEAR_SPEED) * dt
         dynamic = b.type == DYNAMIC
-        stirring = (dynamic & b.awake) | ((b.type == KINEMATIC) & ((b.v != 0.0).any(axis=1) | (b.w != 0.0)))
+        stirring = (dynamic & b.awake) | self._moving_kinematic()
         if not stirring.any():  # everything static, resting kinematic or asleep: no pair can change
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, reach
@@ -428,6 +428,11 @@ class World:
         solved = dynamic & b.awake
         keep = may & (solved[ba] | solved[bb])
         return i[keep], j[keep], reach
+
+    def _moving_kinematic(self) -> np.ndarray:
+        """(N,) bool: kinematic bodies with any velocity (they wake what they touch)."""
+        b = self._bodies
+        return (b.type == KINEMATIC) & ((b.v != 0.0).any(axis=1) | (b.w != 0.0))
 
     def _wake(self, rows: np.ndarray) -> None:
         """Wake these bodies and every body of their sleeping islands."""
@@ -449,9 +454,9 @@ class World:
         resting = (np.hypot(*b.v.T) < settings.LINEAR_SLEEP_TOLERANCE) & (np.abs(b.w) < settings.ANGULAR_SLEEP_TOLERANCE)
         b.sleep_time[:] = np.where(moving & resting, b.sleep_time + dt, np.where(moving, 0.0, b.sleep_time))
         a, c = contacts.body_a, contacts.body_b
-        kinematic_moving = (b.type == KINEMATIC) & ((b.v != 0.0).any(axis=1) | (b.w != 0.0))
-        b.sleep_time[a[kinematic_moving[c]]] = 0.0  # a moving kinematic body keeps its island awake
-        b.sleep_time[c[kinematic_moving[a]]] = 0.0
+        kinematic = self._moving_kinematic()
+        b.sleep_time[a[kinematic[c]]] = 0.0  # a moving kinematic body keeps its island awake
+        b.sleep_time[c[kinematic[a]]] = 0.0
         if not np.any(moving & (b.sleep_time >= settings.TIME_TO_SLEEP)):
             return
         joined = moving[a] & moving[c]
