@@ -47,6 +47,7 @@ import numpy as np
 
 from .settings import LINEAR_SLOP, REFERENCE_FACE_TOLERANCE, SPECULATIVE_DISTANCE
 from .shapes import CIRCLE, POLYGON, Shape, padded_geometry, shape_kind
+from .vec import cross, dot, rotate
 
 _ROUNDOFF = 1e-9
 """m (or the sine of an angle). Decisions that float64 round-off could flip are guarded by
@@ -105,20 +106,6 @@ class Manifold:
 
 # ----------------------------------------------------------------------------- small helpers
 
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.einsum("...d,...d->...", a, b)
-
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-
-
-def _rotate(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Turn v by the rotation (cos, sin); `rot` broadcasts against `v`."""
-    c, s = rot[..., 0], rot[..., 1]
-    return np.stack([c * v[..., 0] - s * v[..., 1], s * v[..., 0] + c * v[..., 1]], axis=-1)
-
-
 def _inv_rotate(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Turn v by the inverse of the rotation (cos, sin)."""
     c, s = rot[..., 0], rot[..., 1]
@@ -140,7 +127,7 @@ def _relative_transform(pos_a: np.ndarray, rot_a: np.ndarray, pos_b: np.ndarray,
 def _normalize(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(unit vector, length). A vector no longer than round-off has no meaningful direction
     (its direction would be round-off noise) and gives the fallback normal instead."""
-    length = np.sqrt(_dot(v, v))
+    length = np.sqrt(dot(v, v))
     usable = length > _ROUNDOFF
     unit = np.where(usable[..., None], v / np.where(usable, length, 1.0)[..., None], _FALLBACK_NORMAL)
     return unit, length
@@ -176,10 +163,10 @@ def _finish(normal: np.ndarray, points: np.ndarray, depths: np.ndarray, ids: np.
     ids = np.take_along_axis(ids, order, axis=1)
     valid = np.take_along_axis(valid, order, axis=1)
 
-    world = pos_a[:, None, :] + _rotate(rot_a[:, None, :], points)
+    world = pos_a[:, None, :] + rotate(rot_a[:, None, :], points)
     any_point = valid[:, 0]
     return ManifoldBatch(
-        normal=np.where(any_point[:, None], _rotate(rot_a, normal), 0.0),
+        normal=np.where(any_point[:, None], rotate(rot_a, normal), 0.0),
         points=np.where(valid[:, :, None], world, 0.0),
         depths=np.where(valid, depths, 0.0),
         ids=np.where(valid, ids, 0),
@@ -214,7 +201,7 @@ def collide_circles(center_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarra
     fixed normal (0, 1) of A's frame.
     """
     p, q = _relative_transform(pos_a, rot_a, pos_b, rot_b)
-    c_b = _rotate(q, center_b) + p
+    c_b = rotate(q, center_b) + p
     normal, distance = _normalize(c_b - center_a)
     # The surfaces face each other along the line of centres; the gap is what is left of the
     # centre distance after both radii.
@@ -240,20 +227,20 @@ def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np
     inside the polygon: the least penetrated edge is the shortest way out).
     """
     p, q = _relative_transform(pos_a, rot_a, pos_b, rot_b)
-    c = _rotate(q, center_b) + p
+    c = rotate(q, center_b) + p
 
     # Padded edges repeat edge 0, and argmax keeps the first maximum: a real edge wins.
-    edge_seps = _dot(norms_a, c[:, None, :] - verts_a)
+    edge_seps = dot(norms_a, c[:, None, :] - verts_a)
     edge = np.argmax(edge_seps, axis=1)
     sep = _at(edge_seps, edge)
     v1 = _at(verts_a, edge)
     v2 = _at(verts_a, next_vertex(edge, count_a))
     e = v2 - v1
-    length = np.sqrt(_dot(e, e))
+    length = np.sqrt(dot(e, e))
 
     # u1 < 0: c projects before v1 on the edge's line (v1's region); u2 < 0: after v2.
-    u1 = _dot(c - v1, e)
-    u2 = _dot(c - v2, -e)
+    u1 = dot(c - v1, e)
+    u2 = dot(c - v2, -e)
     # For a centre inside the polygon u1, u2 >= 0 exactly, so a negative value is round-off
     # and c - v1 would point inward: like Box2D, require c to be outside (sep > 0). A flat
     # segment is the exception: a centre on its line beyond an end has sep == 0 yet is plainly
@@ -308,11 +295,11 @@ def _closest_on_edges(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray,
     round-off) have no unique closest pair; f1 = 0 is taken, as Ericson does.
     """
     d1, d2, r = q1 - p1, q2 - p2, p1 - p2
-    dd1, dd2 = _dot(d1, d1), _dot(d2, d2)
-    rd1, rd2, d12 = _dot(r, d1), _dot(r, d2), _dot(d1, d2)
-    cross = _cross(d1, d2)
-    parallel = np.abs(cross) <= _ROUNDOFF * np.sqrt(dd1 * dd2)
-    denom = np.where(parallel, 1.0, cross * cross)
+    dd1, dd2 = dot(d1, d1), dot(d2, d2)
+    rd1, rd2, d12 = dot(r, d1), dot(r, d2), dot(d1, d2)
+    sine = cross(d1, d2)
+    parallel = np.abs(sine) <= _ROUNDOFF * np.sqrt(dd1 * dd2)
+    denom = np.where(parallel, 1.0, sine * sine)
     f1 = np.where(parallel, 0.0, np.clip((d12 * rd2 - rd1 * dd2) / denom, 0.0, 1.0))
     # Closest point of segment 2 to that point; clamping it moves the best point of segment 1.
     f2 = (d12 * f1 + rd2) / dd2
@@ -350,9 +337,9 @@ def _clip(r1: np.ndarray, r2: np.ndarray, normal: np.ndarray, w1: np.ndarray,
     incident edge wholly outside the slab then leaves both points outside, and they are dropped.
     """
     tangent = np.stack([-normal[:, 1], normal[:, 0]], axis=1)
-    upper1 = _dot(r2 - r1, tangent)
-    upper2 = _dot(w1 - r1, tangent)
-    lower2 = _dot(w2 - r1, tangent)
+    upper1 = dot(r2 - r1, tangent)
+    upper2 = dot(w1 - r1, tangent)
+    lower2 = dot(w2 - r1, tangent)
     # span >= 0: the incident normal is the most anti-parallel one, so the edge cannot run
     # along t. An edge perpendicular to the face (span 0) cannot be clipped and is left whole;
     # any other span is safe to divide by, as the clamped fractions stay on the edge.
@@ -367,7 +354,7 @@ def _clip(r1: np.ndarray, r2: np.ndarray, normal: np.ndarray, w1: np.ndarray,
     along = lower2[:, None] + fractions * span[:, None]
     in_slab = (along >= -_ROUNDOFF) & (along <= upper1[:, None] + _ROUNDOFF)
 
-    separation = _dot(points - r1[:, None, :], normal[:, None, :])
+    separation = dot(points - r1[:, None, :], normal[:, None, :])
     # Midway between the incident point and its projection on the reference face.
     midpoints = points - 0.5 * separation[:, :, None] * normal[:, None, :]
     overlap = np.minimum(upper1, upper2) - np.maximum(0.0, lower2)
@@ -458,8 +445,8 @@ def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarr
     origin = verts_a[:, 0, :]
     p, q = _relative_transform(pos_a, rot_a, pos_b, rot_b)
     v_a = verts_a - origin[:, None, :]
-    v_b = _rotate(q[:, None, :], verts_b) + (p - origin)[:, None, :]
-    faces, separation = choose_faces(v_a, norms_a, count_a, v_b, _rotate(q[:, None, :], norms_b), count_b)
+    v_b = rotate(q[:, None, :], verts_b) + (p - origin)[:, None, :]
+    faces, separation = choose_faces(v_a, norms_a, count_a, v_b, rotate(q[:, None, :], norms_b), count_b)
 
     ia1, ia2 = faces.edge_a, next_vertex(faces.edge_a, count_a)
     ib1, ib2 = faces.edge_b, next_vertex(faces.edge_b, count_b)

@@ -23,22 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from .manifold import ManifoldBatch
+from .vec import cross, dot, rotate
 
 FACE_TOLERANCE = 1.0e-6
 """1 - cos of the largest tilt (about 0.08 degrees) still treated as the face normal."""
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]
-
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-
-
-def _rotate(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
-    c, s = rot[..., 0:1], rot[..., 1:2]
-    return np.concatenate([c * v[..., 0:1] - s * v[..., 1:2], s * v[..., 0:1] + c * v[..., 1:2]], axis=-1)
 
 
 def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: np.ndarray,
@@ -60,19 +48,19 @@ def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: n
 
     be, bo = shapes.body[edge], shapes.body[other]
     re = rot[be]
-    a = pos[be] + _rotate(re, shapes.verts[edge, 0])
-    n = _rotate(re, shapes.norms[edge, 0])
-    neighbor = _rotate(re[:, None], shapes.edge_neighbors[edge])  # (r, 2, 2): prev, next normals
-    centroid = pos[bo] + _rotate(rot[bo], shapes.centroid[other])
+    a = pos[be] + rotate(re, shapes.verts[edge, 0])
+    n = rotate(re, shapes.norms[edge, 0])
+    neighbor = rotate(re[:, None], shapes.edge_neighbors[edge])  # (r, 2, 2): prev, next normals
+    centroid = pos[bo] + rotate(rot[bo], shapes.centroid[other])
 
-    behind = _dot(centroid - a, n) < 0.0
-    face = _dot(normal, n) >= 1.0 - FACE_TOLERANCE
-    toward_b = _cross(n, normal) > 0.0  # tilted toward b: b - a is n turned counter-clockwise
+    behind = dot(centroid - a, n) < 0.0
+    face = dot(normal, n) >= 1.0 - FACE_TOLERANCE
+    toward_b = cross(n, normal) > 0.0  # tilted toward b: b - a is n turned counter-clockwise
     end = toward_b.astype(np.int64)
     convex = shapes.edge_convex[edge, end]
     n_next = neighbor[np.arange(len(rows)), end]
-    turn = _cross(n, n_next)
-    in_cone = (_cross(n, normal) * turn >= 0.0) & (_cross(normal, n_next) * turn >= 0.0)
+    turn = cross(n, n_next)
+    in_cone = (cross(n, normal) * turn >= 0.0) & (cross(normal, n_next) * turn >= 0.0)
     snap = ~face & ~convex & ~behind
     drop = behind | (~face & convex & ~(toward_b & in_cone))
 
@@ -91,7 +79,7 @@ def _snap(batch: ManifoldBatch, rows: np.ndarray, normal: np.ndarray, n: np.ndar
     """
     points, depths = batch.points[rows], batch.depths[rows]
     surface = points - 0.5 * depths[..., None] * normal[:, None, :]
-    separation = _dot(surface - a[:, None, :], n[:, None, :])
+    separation = dot(surface - a[:, None, :], n[:, None, :])
     batch.points[rows] = surface - 0.5 * separation[..., None] * n[:, None, :]
     batch.depths[rows] = -separation
     batch.normal[rows] = n * sign

@@ -1,0 +1,20 @@
+"""2D vector helpers on arrays whose last axis is (x, y)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.einsum("...d,...d->...", a, b)
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The z of the 3D cross product: a.x b.y - a.y b.x."""
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+
+
+def rotate(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Turn v by the rotation (cos, sin); `rot` broadcasts against `v`."""
+    c, s = rot[..., 0], rot[..., 1]
+    return np.stack([c * v[..., 0] - s * v[..., 1], s * v[..., 0] + c * v[..., 1]], axis=-1)
