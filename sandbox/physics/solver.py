@@ -6,14 +6,24 @@ A soft contact acts like a stiff, heavily damped spring on the overlap (`Softnes
 overlap is pushed out smoothly at a capped speed instead of exploding, and the relax pass then
 removes the push-out velocity so nothing is launched.
 
-2D vectors are complex numbers here: one NumPy call per vector operation instead of two, with
-dot(a, b) = Re(conj(a) b), cross(a, b) = Im(conj(a) b) and rotation by an angle t being a product
-with exp(i t). Point data is stored (2, M): row j holds point j of every manifold, contiguous.
-
 Constraints are solved one graph colour at a time. Within a colour no dynamic body repeats, so
 gathering the body velocities, updating them and scattering them back is an exact Gauss-Seidel
-sweep over that colour. The two points of a manifold are solved one after the other (point 0's
-impulse is seen by point 1), as in Box2D.
+sweep over that colour. A colour pass is a fixed number of NumPy calls (about 40), whatever
+its size, so the layout is chosen to keep that number small:
+
+* Every per-manifold array keeps the manifold index last, so a colour is a contiguous run and
+  each call streams over it.
+* A manifold has four constraint rows (`ROWS`): the normal at point 0, the normal at point 1,
+  friction at point 0, friction at point 1. A missing point's rows have zero mass and never
+  carry an impulse.
+* Body velocities are one (3, N) block (vx, vy, w); a colour gathers the six velocities of its
+  manifolds in one `take` as (6, m) = (vx_a, vx_b, vy_a, vy_b, w_a, w_b) and writes them back
+  in one assignment.
+* `jacobian` J (4, 6, M) gives each row's relative velocity J[r] . u; `response` W = M^-1 J^T
+  (4, 6, M) gives the velocity change sum_r W[r] d[r] of row impulses d; `coupling`
+  K = J M^-1 J^T (4, 4, M) tells how an impulse on row s changes the speed of row r. The rows
+  are solved one after the other within a manifold, as Box2D does, and K updates the later
+  rows' speeds (sp[r] += K[r, s] d[s]) without touching the body velocities in between.
 """
 
 from __future__ import annotations
@@ -24,6 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contacts import ContactSet
+
+ROWS = ("normal 0", "normal 1", "friction 0", "friction 1")
+"""The four constraint rows of a manifold, in solving order (friction needs the normal impulse)."""
 
 
 @dataclass(frozen=True)
@@ -55,17 +68,26 @@ class Softness:
 class BodyState:
     """What the solver reads and writes of the N bodies during one step.
 
-    `v` complex linear velocity of the centre of mass (m/s), `w` angular velocity (rad/s),
-    `dp` complex displacement of the centre of mass since the step began (m), `dq` complex unit
-    rotation since the step began, `inv_mass` (1/kg), `inv_inertia` (1/(kg m^2)).
+    `velocity` (3, N), C-contiguous (the solver writes through a flat view of it): vx, vy
+    (m/s) and w (rad/s) of the centre of mass. `dp` complex
+    displacement of the centre of mass since the step began (m), `turned` rotation since the
+    step began (rad) and `dq` = exp(i turned). `inv_mass` (1/kg) and `inv_inertia`
+    (1/(kg m^2)) are zero for every body the solver must not move.
     """
 
-    v: np.ndarray
-    w: np.ndarray
+    velocity: np.ndarray
     dp: np.ndarray
+    turned: np.ndarray
     dq: np.ndarray
     inv_mass: np.ndarray
     inv_inertia: np.ndarray
+
+    def integrate_positions(self, h: float) -> None:
+        """Advance dp and the rotation by one substep of h seconds at the current velocities."""
+        v = self.velocity
+        self.dp += h * (v[0] + 1j * v[1])
+        self.turned += h * v[2]
+        self.dq = np.exp(1j * self.turned)
 
 
 _FAR = 1.0e6
@@ -74,6 +96,25 @@ _FAR = 1.0e6
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a.conj() * b).imag
+
+
+@dataclass
+class _Colour:
+    """Views of one colour's run of the solver arrays (see `ContactSolver`)."""
+
+    run: slice             # its manifolds
+    take: np.ndarray       # (6 m,) flat indices into the (3, N) velocity block
+    jacobian: np.ndarray   # (4, 6, m)
+    response: np.ndarray   # (4, 6, m)
+    coupling: np.ndarray   # (4, 4, m)
+    mass: np.ndarray       # (4, m) 1 / K[r, r], 0 for a missing point
+    impulse: np.ndarray    # (4, m) accumulated impulses, N s
+    max_normal: np.ndarray  # (2, m)
+    keep: np.ndarray       # (2, m) the normal rows' C1, C2, C3 this pass (see `_coefficients`)
+    scale: np.ndarray      # (2, m)
+    push: np.ndarray       # (2, m)
+    friction: np.ndarray   # (m,)
+    delta: np.ndarray      # (4, m) scratch: this pass's row impulses
 
 
 class ContactSolver:
@@ -92,109 +133,133 @@ class ContactSolver:
                  pivot_a: np.ndarray, pivot_b: np.ndarray,
                  ground: np.ndarray, h: float, contact_soft: Softness, static_soft: Softness,
                  push_max_velocity: float, restitution_threshold: float) -> None:
-        self.contacts, self.bounds = contacts, bounds
+        self.contacts = contacts
         self.inv_h, self.push_max, self.threshold = 1.0 / h, push_max_velocity, restitution_threshold
         a, b = contacts.body_a, contacts.body_b
-        self.a, self.b = a, b
+        m, n_body = len(a), body.velocity.shape[1]
+        self.a, self.b, self.n_body = a, b, n_body
         n = contacts.normal[:, 0] + 1j * contacts.normal[:, 1]
         t = -1j * n  # the right perpendicular (n.y, -n.x), as Box2D
-        self.nc, self.tc = n.conj(), t.conj()
+        self.nc = n.conj()
         p = (contacts.points[..., 0] + 1j * contacts.points[..., 1]).T
-        ra, rb = p - centers[a], p - centers[b]
-        self.ra, self.rb = pivot_a - centers[a], pivot_b - centers[b]
-        ma, mb = body.inv_mass[a], body.inv_mass[b]
-        ia, ib = body.inv_inertia[a], body.inv_inertia[b]
-        valid = contacts.valid.T
-
         # Anchors are fixed for the step (Box2D v3): the Jacobians are computed once.
-        self.rna, self.rnb = _cross(ra, n), _cross(rb, n)
-        self.rta, self.rtb = _cross(ra, t), _cross(rb, t)
-        k_normal = ma + mb + ia * self.rna**2 + ib * self.rnb**2
-        k_tangent = ma + mb + ia * self.rta**2 + ib * self.rtb**2
-        self.normal_mass = np.where(valid, 1.0 / np.where(k_normal > 0, k_normal, 1.0), 0.0)
-        self.tangent_mass = np.where(valid, 1.0 / np.where(k_tangent > 0, k_tangent, 1.0), 0.0)
-        # Velocity change of A and B per unit impulse along the normal and the tangent.
-        self.na, self.nb, self.ta, self.tb = ma * n, mb * n, ma * t, mb * t
-        self.jna, self.jnb = ia * self.rna, ib * self.rnb
-        self.jta, self.jtb = ia * self.rta, ib * self.rtb
+        ra, rb = p - centers[a], p - centers[b]
+        valid = contacts.valid.T
+        jacobian = np.zeros((4, 6, m))
+        for rows, direction in ((slice(0, 2), n), (slice(2, 4), t)):
+            jacobian[rows, 0], jacobian[rows, 1] = -direction.real, direction.real
+            jacobian[rows, 2], jacobian[rows, 3] = -direction.imag, direction.imag
+            jacobian[rows, 4], jacobian[rows, 5] = -_cross(ra, direction), _cross(rb, direction)
+        inv_mass = np.stack([body.inv_mass[a], body.inv_mass[b]] * 2 + [body.inv_inertia[a], body.inv_inertia[b]])
+        self.jacobian = jacobian
+        self.response = jacobian * inv_mass
+        self.coupling = np.einsum("rkm,skm->rsm", jacobian, self.response)
+        # A missing point's rows get zero mass, so they never carry an impulse: the solve
+        # gives max(0 - 0 - 0, 0) for its normal and a zero friction limit. Its Jacobian rows
+        # may then hold anything finite, and are left unmasked.
+        k = np.einsum("rrm->rm", self.coupling)
+        usable = np.concatenate([valid, valid]) & (k > 0.0)
+        self.mass = np.where(usable, 1.0 / np.where(usable, k, 1.0), 0.0)
 
         # Current separation = dot(dpB - dpA + dqB rB - dqA rA, n) + base with the pivot arms
         # rA, rB; at the start it is -depth. The pivot-to-point offsets do not turn, so they
         # are constants folded into the base. A missing point gets a far separation (finite:
         # its zero mass times the bias must stay 0).
+        self.ra, self.rb = pivot_a - centers[a], pivot_b - centers[b]
         self.base = np.where(valid, -contacts.depths.T - ((self.rb - self.ra) * self.nc).real, _FAR)
-        self.relative_velocity = self._normal_speed(body.v[a], body.w[a], body.v[b], body.w[b], slice(None))
         soft = [np.where(ground, s, c) for s, c in zip(
             (static_soft.bias_rate, static_soft.mass_scale, static_soft.impulse_scale),
             (contact_soft.bias_rate, contact_soft.mass_scale, contact_soft.impulse_scale))]
         self.bias_rate, self.mass_scale, self.impulse_scale = soft
         self.friction, self.restitution = contacts.friction, contacts.restitution
-        self.normal_impulse = np.ascontiguousarray(contacts.normal_impulse.T)
-        self.tangent_impulse = np.ascontiguousarray(contacts.tangent_impulse.T)
-        self.max_normal_impulse = np.zeros_like(self.normal_impulse)
+        self.impulse = np.concatenate([contacts.normal_impulse.T, contacts.tangent_impulse.T])
+        self.max_normal_impulse = np.zeros((2, m))
+        self.keep, self.scale, self.push = np.zeros((2, m)), np.zeros((2, m)), np.zeros((2, m))
+        self.delta = np.zeros((4, m))
+        flat = np.arange(3)[:, None] * n_body
+        self.all_take = (flat + np.concatenate([a, b])).ravel()
+        self.relative_velocity = self._speeds(body.velocity.ravel().take(self.all_take), self.jacobian[:2])
+        self.colours = [self._colour(s, e, flat) for s, e in zip(bounds[:-1], bounds[1:])]
 
-    def _normal_speed(self, va, wa, vb, wb, sl):
-        """Relative normal velocity at each point of the manifolds in `sl` (m/s), shape (2, m)."""
-        return ((vb - va) * self.nc[sl]).real + wb * self.rnb[:, sl] - wa * self.rna[:, sl]
+    def _colour(self, start: int, end: int, flat: np.ndarray) -> _Colour:
+        run = slice(start, end)
+        take = (flat + np.concatenate([self.a[run], self.b[run]])).ravel()
+        return _Colour(run, take, self.jacobian[..., run], self.response[..., run], self.coupling[..., run],
+                       self.mass[:, run], self.impulse[:, run], self.max_normal_impulse[:, run],
+                       self.keep[:, run], self.scale[:, run], self.push[:, run], self.friction[run],
+                       self.delta[:, run])
 
-    def colors(self):
-        """The slice of each colour's manifolds."""
-        return [slice(s, e) for s, e in zip(self.bounds[:-1], self.bounds[1:])]
+    @staticmethod
+    def _speeds(gathered: np.ndarray, jacobian: np.ndarray) -> np.ndarray:
+        """Row speeds (r, m) (m/s) from the gathered (6 m,) velocities."""
+        return np.einsum("rkm,km->rm", jacobian, gathered.reshape(6, -1))
+
+    def separations(self, body: BodyState) -> np.ndarray:
+        """(2, M) current separation of each point (m): positive apart, negative overlapping."""
+        a, b = self.a, self.b
+        moved = body.dp[b] - body.dp[a] + body.dq[b] * self.rb - body.dq[a] * self.ra
+        return (moved * self.nc).real + self.base
+
+    def use_bias(self, separation: np.ndarray) -> None:
+        """Set the normal rows for the soft, biased solve.
+
+        A row's new accumulated impulse is max(C1 lam - C2 vn - C3, 0), the soft update
+        lam + (-mass mass_scale (vn + bias) - impulse_scale lam) rearranged, with C1 =
+        1 - impulse_scale, C2 = mass mass_scale, C3 = C2 bias. A point still apart (speculative)
+        is rigid and may close its gap in this substep: bias = s / h.
+        """
+        ahead = separation > 0.0
+        bias = np.where(ahead, separation * self.inv_h,
+                        np.maximum(self.bias_rate * separation, -self.push_max))
+        np.subtract(1.0, np.where(ahead, 0.0, self.impulse_scale), out=self.keep)
+        np.multiply(self.mass[:2], np.where(ahead, 1.0, self.mass_scale), out=self.scale)
+        np.multiply(self.scale, bias, out=self.push)
+
+    def use_relax(self, separation: np.ndarray) -> None:
+        """Set the normal rows for the rigid relax pass: no push-out, but a speculative point
+        still stops the approach."""
+        self.keep[...] = 1.0
+        self.scale[...] = self.mass[:2]
+        np.multiply(self.scale, np.maximum(separation, 0.0) * self.inv_h, out=self.push)
 
     def warm_start(self, body: BodyState) -> None:
         """Apply last step's accumulated impulses to all bodies at once (order does not matter)."""
         if len(self.a) == 0:
             return
-        ln, lt = self.normal_impulse, self.tangent_impulse
-        n_body = len(body.v)
-        dva = -(self.na * ln.sum(0) + self.ta * lt.sum(0))
-        dvb = self.nb * ln.sum(0) + self.tb * lt.sum(0)
-        dwa = -(self.jna * ln + self.jta * lt).sum(0)
-        dwb = (self.jnb * ln + self.jtb * lt).sum(0)
-        idx = np.concatenate([self.a, self.b])
-        dv = np.concatenate([dva, dvb])
-        body.v += np.bincount(idx, dv.real, n_body) + 1j * np.bincount(idx, dv.imag, n_body)
-        body.w += np.bincount(idx, np.concatenate([dwa, dwb]), n_body)
+        change = np.einsum("rkm,rm->km", self.response, self.impulse).reshape(3, -1)
+        index = np.concatenate([self.a, self.b])
+        for component in range(3):
+            body.velocity[component] += np.bincount(index, change[component], self.n_body)
 
-    def solve(self, body: BodyState, use_bias: bool) -> None:
-        """One Gauss-Seidel sweep over all colours: normal points, then friction points."""
-        for sl in self.colors():
-            a, b = self.a[sl], self.b[sl]
-            va, wa, vb, wb = body.v[a], body.w[a], body.v[b], body.w[b]
-            dp = body.dp[b] - body.dp[a]
-            qa, qb = body.dq[a], body.dq[b]
-            nc = self.nc[sl]
-            lam = self.normal_impulse[:, sl]
+    def solve(self, body: BodyState) -> None:
+        """One Gauss-Seidel sweep over all colours, with the normal rows as last set by
+        `use_bias` or `use_relax`."""
+        velocity = body.velocity.reshape(-1)
+        assert np.shares_memory(velocity, body.velocity), "BodyState.velocity must be C-contiguous"
+        for c in self.colours:
+            u = velocity.take(c.take)
+            speed = self._speeds(u, c.jacobian)
+            lam, d = c.impulse, c.delta
             for j in (0, 1):
-                s = ((dp + qb * self.rb[j, sl] - qa * self.ra[j, sl]) * nc).real + self.base[j, sl]
-                if use_bias:
-                    ahead = s > 0.0
-                    bias = np.where(ahead, s * self.inv_h, np.maximum(self.bias_rate[sl] * s, -self.push_max))
-                    mass_scale = np.where(ahead, 1.0, self.mass_scale[sl])
-                    impulse_scale = np.where(ahead, 0.0, self.impulse_scale[sl])
-                else:
-                    bias = np.maximum(s, 0.0) * self.inv_h  # a speculative point still stops the approach
-                    mass_scale, impulse_scale = 1.0, 0.0
-                vn = ((vb - va) * nc).real + wb * self.rnb[j, sl] - wa * self.rna[j, sl]
-                impulse = -self.normal_mass[j, sl] * mass_scale * (vn + bias) - impulse_scale * lam[j]
-                total = np.maximum(lam[j] + impulse, 0.0)
-                impulse = total - lam[j]
+                total = c.keep[j] * lam[j]
+                total -= c.scale[j] * speed[j]
+                total -= c.push[j]
+                np.maximum(total, 0.0, out=total)
+                np.subtract(total, lam[j], out=d[j])
                 lam[j] = total
-                np.maximum(self.max_normal_impulse[j, sl], total, out=self.max_normal_impulse[j, sl])
-                va, vb = va - self.na[sl] * impulse, vb + self.nb[sl] * impulse
-                wa, wb = wa - self.jna[j, sl] * impulse, wb + self.jnb[j, sl] * impulse
-            tc = self.tc[sl]
-            mu = self.friction[sl]
-            lt = self.tangent_impulse[:, sl]
-            for j in (0, 1):
-                vt = ((vb - va) * tc).real + wb * self.rtb[j, sl] - wa * self.rta[j, sl]
-                limit = mu * lam[j]
-                total = np.clip(lt[j] - self.tangent_mass[j, sl] * vt, -limit, limit)
-                impulse = total - lt[j]
-                lt[j] = total
-                va, vb = va - self.ta[sl] * impulse, vb + self.tb[sl] * impulse
-                wa, wb = wa - self.jta[j, sl] * impulse, wb + self.jtb[j, sl] * impulse
-            body.v[a], body.w[a], body.v[b], body.w[b] = va, wa, vb, wb
+                np.maximum(c.max_normal[j], total, out=c.max_normal[j])
+                speed[j + 1:] += c.coupling[j + 1:, j] * d[j]
+            for j in (2, 3):
+                limit = c.friction * lam[j - 2]
+                total = lam[j] - c.mass[j] * speed[j]
+                np.minimum(total, limit, out=total)
+                np.maximum(total, -limit, out=total)
+                np.subtract(total, lam[j], out=d[j])
+                lam[j] = total
+                if j == 2:
+                    speed[3] += c.coupling[3, 2] * d[2]
+            u += np.einsum("rkm,rm->km", c.response, d).ravel()
+            velocity[c.take] = u
 
     def restitution_pass(self, body: BodyState) -> None:
         """Make each bouncing point leave at `restitution` times its approach speed.
@@ -203,27 +268,29 @@ class ContactSolver:
         """
         if not np.any(self.restitution > 0.0):
             return
-        for sl in self.colors():
-            e = self.restitution[sl]
-            bounce = (self.relative_velocity[:, sl] < -self.threshold) & (self.max_normal_impulse[:, sl] > 0.0) & (e > 0.0)
+        velocity = body.velocity.reshape(-1)
+        bounce_all = (self.relative_velocity < -self.threshold) & (self.max_normal_impulse > 0.0) & (self.restitution > 0.0)
+        for c in self.colours:
+            run = c.run
+            bounce = bounce_all[:, run]
             if not bounce.any():
                 continue
-            a, b = self.a[sl], self.b[sl]
-            va, wa, vb, wb = body.v[a], body.w[a], body.v[b], body.w[b]
-            nc = self.nc[sl]
-            lam = self.normal_impulse[:, sl]
+            u = velocity.take(c.take)
+            speed = self._speeds(u, c.jacobian[:2])
+            lam, d = c.impulse, c.delta
+            target = self.restitution[run] * self.relative_velocity[:, run]
+            d[2:] = 0.0
             for j in (0, 1):
-                vn = ((vb - va) * nc).real + wb * self.rnb[j, sl] - wa * self.rna[j, sl]
-                impulse = -self.normal_mass[j, sl] * (vn + e * self.relative_velocity[j, sl])
-                total = np.where(bounce[j], np.maximum(lam[j] + impulse, 0.0), lam[j])
-                impulse = total - lam[j]
+                total = np.where(bounce[j], np.maximum(lam[j] - c.mass[j] * (speed[j] + target[j]), 0.0), lam[j])
+                np.subtract(total, lam[j], out=d[j])
                 lam[j] = total
-                va, vb = va - self.na[sl] * impulse, vb + self.nb[sl] * impulse
-                wa, wb = wa - self.jna[j, sl] * impulse, wb + self.jnb[j, sl] * impulse
-            body.v[a], body.w[a], body.v[b], body.w[b] = va, wa, vb, wb
+                if j == 0:
+                    speed[1] += c.coupling[1, 0] * d[0]
+            u += np.einsum("rkm,rm->km", c.response, d).ravel()
+            velocity[c.take] = u
 
     def store_impulses(self) -> None:
         """Write the accumulated impulses back into the `ContactSet` (for warm starting and display)."""
-        self.contacts.normal_impulse = self.normal_impulse.T.copy()
-        self.contacts.tangent_impulse = self.tangent_impulse.T.copy()
+        self.contacts.normal_impulse = self.impulse[:2].T.copy()
+        self.contacts.tangent_impulse = self.impulse[2:].T.copy()
         self.contacts.max_normal_impulse = self.max_normal_impulse.T.copy()

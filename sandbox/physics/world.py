@@ -513,15 +513,16 @@ class World:
         h = dt / self._substeps
         rot_c = _complex(rot)
         centers = _complex(b.pos) + rot_c * _complex(b.local_center)
-        w = b.w
-        w[b.fixed_rotation] = 0.0
-        body = BodyState(v=_complex(b.v), w=w, dp=np.zeros(n, np.complex128), dq=np.ones(n, np.complex128),
-                         inv_mass=b.inv_mass, inv_inertia=b.inv_inertia)
-        gravity = complex(*self._gravity)
-        dv = h * (b.inv_mass * _complex(b.force) + dynamic * b.gravity_scale * gravity)
-        dw = h * b.inv_inertia * b.torque
+        velocity = np.empty((3, n))
+        velocity[:2] = b.v.T
+        velocity[2] = np.where(b.fixed_rotation, 0.0, b.w)
+        body = BodyState(velocity=velocity, dp=np.zeros(n, np.complex128), turned=np.zeros(n),
+                         dq=np.ones(n, np.complex128), inv_mass=np.where(dynamic, b.inv_mass, 0.0),
+                         inv_inertia=np.where(dynamic, b.inv_inertia, 0.0))
+        gravity = dynamic * b.gravity_scale * np.array(self._gravity)[:, None]
+        dv = h * np.vstack([body.inv_mass * b.force.T + gravity, body.inv_inertia * b.torque])
         keep_v = np.where(dynamic, 1.0 / (1.0 + h * b.linear_damping), 1.0)
-        keep_w = np.where(dynamic, 1.0 / (1.0 + h * b.angular_damping), 1.0)
+        keep = np.vstack([keep_v, keep_v, np.where(dynamic, 1.0 / (1.0 + h * b.angular_damping), 1.0)])
         hertz = min(self.contact_hertz, 0.25 / h)
         contact_soft = Softness.make(hertz, self.contact_damping_ratio, h)
         static_soft = Softness.make(settings.STATIC_CONTACT_HERTZ_FACTOR * hertz, self.contact_damping_ratio, h)
@@ -529,22 +530,23 @@ class World:
         pivot_a, pivot_b = self._pivots(contacts, rot_c)
         solver = ContactSolver(contacts, bounds, centers, body, pivot_a, pivot_b, ground, h, contact_soft, static_soft,
                                self.contact_push_max_velocity, self.restitution_threshold)
-        turned = np.zeros(n)
+        separation = solver.separations(body)
         for _ in range(self._substeps):
-            body.v += dv
-            body.v *= keep_v
-            body.w += dw
-            body.w *= keep_w
-            _clamp_speeds(body, h)
+            body.velocity += dv
+            body.velocity *= keep
+            _clamp_speeds(body.velocity, h)
             solver.warm_start(body)
-            solver.solve(body, use_bias=True)
-            body.dp += h * body.v
-            turned += h * body.w
-            body.dq = np.exp(1j * turned)
-            solver.solve(body, use_bias=False)
+            solver.use_bias(separation)
+            solver.solve(body)
+            body.integrate_positions(h)
+            separation = solver.separations(body)
+            solver.use_relax(separation)
+            solver.solve(body)
         solver.restitution_pass(body)
         solver.store_impulses()
-        b.angle[:] += turned
+        b.v[:] = body.velocity[:2].T
+        b.w[:] = body.velocity[2]
+        b.angle[:] += body.turned
         _complex(b.pos)[:] = centers + body.dp - np.exp(1j * b.angle) * _complex(b.local_center)
         b.force[:] = 0.0
         b.torque[:] = 0.0
@@ -585,10 +587,11 @@ def _core_radius(shape: Shape, centroid: np.ndarray) -> float:
     return float(np.min(np.einsum("kd,kd->k", shape.normals, shape.vertices - centroid)))
 
 
-def _clamp_speeds(body: BodyState, h: float) -> None:
-    """Keep |v| <= MAX_LINEAR_SPEED and |w| h <= MAX_ROTATION_PER_SUBSTEP."""
-    speed = np.abs(body.v)
+def _clamp_speeds(velocity: np.ndarray, h: float) -> None:
+    """Keep |v| <= MAX_LINEAR_SPEED and |w| h <= MAX_ROTATION_PER_SUBSTEP in the (3, N) block."""
+    speed = np.hypot(velocity[0], velocity[1])
     fast = speed > settings.MAX_LINEAR_SPEED
     if fast.any():
-        body.v[fast] *= settings.MAX_LINEAR_SPEED / speed[fast]
-    np.clip(body.w, -settings.MAX_ROTATION_PER_SUBSTEP / h, settings.MAX_ROTATION_PER_SUBSTEP / h, out=body.w)
+        velocity[:2, fast] *= settings.MAX_LINEAR_SPEED / speed[fast]
+    limit = settings.MAX_ROTATION_PER_SUBSTEP / h
+    np.clip(velocity[2], -limit, limit, out=velocity[2])
