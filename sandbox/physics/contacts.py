@@ -20,6 +20,12 @@ MAX_SHAPES = 1 << _SHAPE_BITS
 """Shape rows must fit in 24 bits so that (shape a, shape b, feature id) packs into one int64."""
 
 
+def pair_keys(shape_a: np.ndarray, shape_b: np.ndarray) -> np.ndarray:
+    """(P,) int64 key of each shape pair, (shape a) << 24 | (shape b): sorting by key sorts by
+    (a, b)."""
+    return (shape_a.astype(np.int64) << _SHAPE_BITS) | shape_b
+
+
 @dataclass
 class ContactSet:
     """The manifolds found by one step's narrowphase, one row per touching shape pair.
@@ -58,8 +64,7 @@ class ContactSet:
 
     def keys(self) -> np.ndarray:
         """(M, 2) int64 keys (shape a, shape b, feature id) of the points."""
-        pair = (self.shape_a.astype(np.int64) << (_SHAPE_BITS + _ID_BITS)) | (self.shape_b.astype(np.int64) << _ID_BITS)
-        return pair[:, None] | self.ids
+        return (pair_keys(self.shape_a, self.shape_b) << _ID_BITS)[:, None] | self.ids
 
     def reorder(self, order: np.ndarray) -> None:
         """Permute the manifolds (the solver wants each colour contiguous)."""

@@ -15,7 +15,8 @@ class StepProfile:
     Stages: `broadphase` (bounding boxes and candidate pairs), `narrowphase` (colliders),
     `contacts` (warm-start matching), `coloring`, `solver` (substeps and restitution),
     `continuous` (fast shapes swept against tile edges), `sleep` (rest timers and islands),
-    and `total`. `awake_bodies` counts the dynamic bodies not asleep.
+    and `total`. `awake_bodies` counts the dynamic bodies not asleep; `reused` the manifolds
+    rebuilt from the manifold cache instead of collided.
     """
 
     broadphase: float = 0.0
@@ -31,6 +32,7 @@ class StepProfile:
     shapes: int = 0
     pairs: int = 0
     manifolds: int = 0
+    reused: int = 0
     points: int = 0
     colors: int = 0
 
@@ -46,4 +48,4 @@ class StepProfile:
         return {k: getattr(self, k) for k in ("broadphase", "narrowphase", "contacts", "coloring", "solver", "continuous", "sleep")}
 
     def counts(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k in ("bodies", "awake_bodies", "shapes", "pairs", "manifolds", "points", "colors")}
+        return {k: getattr(self, k) for k in ("bodies", "awake_bodies", "shapes", "pairs", "manifolds", "reused", "points", "colors")}

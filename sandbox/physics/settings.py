@@ -21,6 +21,11 @@ AABB_MARGIN = SPECULATIVE_DISTANCE
 """m. Bounding boxes are enlarged by this much, so the broadphase finds every pair that can
 produce a speculative point."""
 
+MANIFOLD_REUSE_DISTANCE = 0.1 * LINEAR_SLOP
+"""m. A manifold is rebuilt from its anchors instead of collided again while no point of one
+shape has moved more than this relative to the other since it was computed (see
+`manifold_cache`). 0 collides every pair every step."""
+
 REFERENCE_FACE_TOLERANCE = 0.1 * LINEAR_SLOP
 """m. Polygon B's face becomes the reference face only if it separates the shapes by more
 than A's best face plus this much. The bias keeps the choice from flickering between two

@@ -247,7 +247,6 @@ class ContactSolver:
                 np.maximum(total, 0.0, out=total)
                 np.subtract(total, lam[j], out=d[j])
                 lam[j] = total
-                np.maximum(c.max_normal[j], total, out=c.max_normal[j])
                 speed[j + 1:] += c.coupling[j + 1:, j] * d[j]
             for j in (2, 3):
                 limit = c.friction * lam[j - 2]
@@ -258,6 +257,7 @@ class ContactSolver:
                 lam[j] = total
                 if j == 2:
                     speed[3] += c.coupling[3, 2] * d[2]
+            np.maximum(c.max_normal, lam[:2], out=c.max_normal)
             u += np.einsum("rkm,rm->km", c.response, d).ravel()
             velocity[c.take] = u
 

@@ -21,8 +21,9 @@ from .body import BODY_TYPES, DYNAMIC, KINEMATIC, STATIC, Body, ShapeRef
 from .broadphase import overlapping_pairs
 from .coloring import color_constraints, color_order
 from .columns import Columns
-from .contacts import MAX_SHAPES, ContactSet, ContactTable, find_manifolds
+from .contacts import MAX_SHAPES, ContactSet, ContactTable
 from .continuous import SWEEP_FRACTION, earliest_impacts
+from .manifold_cache import ManifoldCache
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
 from .shapes import CIRCLE, POLYGON, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
@@ -74,7 +75,7 @@ class World:
 
     Tunables (defaults in `settings`, all changeable on a live world): `gravity` (m/s^2),
     `substeps`, `contact_hertz` (Hz), `contact_damping_ratio`, `contact_push_max_velocity`
-    (m/s), `restitution_threshold` (m/s), `warm_starting`.
+    (m/s), `restitution_threshold` (m/s), `warm_starting`, `manifold_reuse_distance` (m).
     """
 
     def __init__(self, gravity: Iterable[float] = settings.DEFAULT_GRAVITY, *,
@@ -83,6 +84,7 @@ class World:
                  contact_damping_ratio: float = settings.CONTACT_DAMPING_RATIO,
                  contact_push_max_velocity: float = settings.CONTACT_PUSH_MAX_VELOCITY,
                  restitution_threshold: float = settings.RESTITUTION_THRESHOLD,
+                 manifold_reuse_distance: float = settings.MANIFOLD_REUSE_DISTANCE,
                  warm_starting: bool = True, sleeping: bool = False) -> None:
         self.gravity = gravity
         self.substeps = substeps
@@ -91,12 +93,14 @@ class World:
         self.contact_push_max_velocity = contact_push_max_velocity
         self.restitution_threshold = restitution_threshold
         self.warm_starting = warm_starting
+        self.manifold_reuse_distance = manifold_reuse_distance
         self._sleeping = bool(sleeping)
         self._bodies = _body_columns()
         self._shapes = _shape_columns(4)
         self._body_handles: list[Body] = []
         self._shape_handles: list[ShapeRef] = []
         self._table = ContactTable()
+        self._manifolds = ManifoldCache()
         self._tilemaps: list[tuple[TileMap, Body, int, int]] = []
         self.contacts: ContactSet = ContactSet.empty()
         """The manifolds of the last step (see `ContactSet`)."""
@@ -139,6 +143,8 @@ class World:
     contact_damping_ratio = _tunable("contact_damping_ratio", 0.0, "Damping ratio of contact softness.")
     contact_push_max_velocity = _tunable("contact_push_max_velocity", 0.0, "m/s. Fastest push-out of overlap.")
     restitution_threshold = _tunable("restitution_threshold", 0.0, "m/s. Slower approaches do not bounce.")
+    manifold_reuse_distance = _tunable("manifold_reuse_distance", 0.0,
+                                       "m. Relative motion below which a manifold is reused, not collided (0: never).")
     del _tunable
 
     @property
@@ -189,6 +195,7 @@ class World:
                 handle._row = int(remap[handle._row]) if handle._row >= 0 else -1
             handles[:] = [h for h in handles if h._row >= 0]
         self._table.remap_shapes(shape_remap)
+        self._manifolds.clear()
         self.contacts = ContactSet.empty()
         self._bodies.awake[:] = True  # whatever it held up must fall; island ids were rows
         self._bodies.sleep_time[:] = 0.0
@@ -338,7 +345,8 @@ class World:
         dynamic = (b.type == DYNAMIC) & b.awake  # the bodies the solver moves this step
         with profile.stage("narrowphase"):
             margin = settings.SPECULATIVE_DISTANCE + reach[pair_a] + reach[pair_b]
-            contacts = find_manifolds(self._shapes, self._shapes.body, b.pos, rot, pair_a, pair_b, margin)
+            contacts = self._manifolds.collide(self._shapes, b.pos, b.angle, rot, pair_a, pair_b, margin,
+                                               self.manifold_reuse_distance)
         with profile.stage("contacts"):
             if self.warm_starting:
                 self._table.warm_start(contacts)
@@ -358,7 +366,7 @@ class World:
                 self._update_sleep(contacts, dynamic, dt)
         self.contacts = contacts
         profile.awake_bodies = int(np.count_nonzero((b.type == DYNAMIC) & b.awake))
-        profile.pairs, profile.manifolds = len(pair_a), len(contacts)
+        profile.pairs, profile.manifolds, profile.reused = len(pair_a), len(contacts), self._manifolds.reused
         profile.points, profile.colors = contacts.point_count, len(bounds) - 1
         profile.total = sum(profile.stages().values())
         self.profile = profile

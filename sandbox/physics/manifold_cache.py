@@ -1,0 +1,141 @@
+"""Manifolds kept from step to step while their two shapes hold still relative to each other.
+
+A resting stack collides the same pairs in the same place every step, and the colliders are the
+most expensive stage of a big resting scene (about 40 ms of the base-100 pyramid's step). So a
+manifold is kept in its bodies' frames: the normal in A's frame, and each point as its two
+surface points, one fixed to each body (on A's surface: the midpoint + depth/2 along the normal;
+on B's: - depth/2). While B has moved less than `tolerance` relative to A since the manifold was
+computed, the manifold is rebuilt from those anchors instead of collided again: the normal turns
+with A, the depth is the anchors' current separation along it, the point is their midpoint, and
+the feature ids stay (so warm starting carries on). The separation is exact for points fixed to
+the bodies, which is also what the solver assumes within a step (see `solver`); the error is in
+where the points lie along the face, bounded by the tolerance.
+
+"Moved" is measured against the pose at which the manifold was computed, not last step's, so
+slow drift adds up and forces a fresh collision once it reaches the tolerance. A pair that
+has no points is never kept (it is collided every step it is a candidate).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .contacts import ContactSet, find_manifolds, pair_keys
+
+
+@dataclass
+class _Kept:
+    """Cached manifolds, sorted by pair key. Complex 2D vectors. Frames: A's body frame for
+    `normal` and `anchor_a`, B's for `anchor_b` (m). When the manifold was computed, B's origin
+    was at `offset` (m) in A's frame and B was turned by `turn` (rad) relative to A. `extent`
+    (m): no point of shape B lies farther than this from B's origin."""
+
+    keys: np.ndarray
+    offset: np.ndarray
+    turn: np.ndarray
+    extent: np.ndarray
+    normal: np.ndarray
+    anchor_a: np.ndarray
+    anchor_b: np.ndarray
+    ids: np.ndarray
+    valid: np.ndarray
+
+    @classmethod
+    def empty(cls) -> "_Kept":
+        z, z2 = np.zeros(0), np.zeros((0, 2))
+        return cls(np.zeros(0, np.int64), z.astype(complex), z, z, z.astype(complex), z2.astype(complex),
+                   z2.astype(complex), z2.astype(np.int64), z2.astype(bool))
+
+    def take(self, rows: np.ndarray) -> "_Kept":
+        return _Kept(*(getattr(self, f.name)[rows] for f in fields(self)))
+
+
+class ManifoldCache:
+    """The narrowphase with memory: `collide` returns the manifolds `contacts.find_manifolds`
+    would, reusing kept manifolds of pairs that held still."""
+
+    def __init__(self) -> None:
+        self._kept = _Kept.empty()
+        self.reused = 0
+        """How many manifolds the last `collide` rebuilt from the cache instead of colliding."""
+
+    def clear(self) -> None:
+        """Forget everything (shapes were removed or renumbered)."""
+        self._kept = _Kept.empty()
+
+    def collide(self, shapes, pos: np.ndarray, angle: np.ndarray, rot: np.ndarray, pair_a: np.ndarray,
+                pair_b: np.ndarray, margin: np.ndarray, tolerance: float) -> ContactSet:
+        """Manifolds of the candidate pairs (shape rows, a < b): first the freshly collided,
+        then the reused, each group in pair order.
+
+        `pos` (N, 2) body origins (m), `angle` (N,) (rad), `rot` (N, 2) their (cos, sin);
+        `margin` (P,) each pair's speculative distance (m); `tolerance` (m): how far any point
+        of B may have moved relative to A for the manifold to be reused (0 turns reuse off).
+        """
+        body = shapes.body
+        origin, turn = pos[:, 0] + 1j * pos[:, 1], rot[:, 0] + 1j * rot[:, 1]
+        kept = self._kept
+        reuse = np.zeros(len(pair_a), bool)
+        at = np.zeros(len(pair_a), np.int64)
+        if len(kept.keys) and tolerance > 0.0:
+            keys = pair_keys(pair_a, pair_b)
+            at = np.minimum(np.searchsorted(kept.keys, keys), len(kept.keys) - 1)
+            a, b = body[pair_a], body[pair_b]
+            offset = (origin[b] - origin[a]) * turn[a].conj()
+            # Any point of B within `extent` of its origin moved by at most |d offset| + |d turn| extent.
+            moved = np.abs(offset - kept.offset[at]) + np.abs(angle[b] - angle[a] - kept.turn[at]) * kept.extent[at]
+            reuse = (kept.keys[at] == keys) & (moved <= tolerance)
+        fresh = np.flatnonzero(~reuse)
+        new = find_manifolds(shapes, body, pos, rot, pair_a[fresh], pair_b[fresh], margin[fresh])
+        still = kept.take(at[reuse])
+        old = self._rebuild(shapes, still, origin, turn, pair_a[reuse], pair_b[reuse])
+        self._kept = still if len(new) == 0 else self._remember(shapes, new, still, origin, turn, angle)
+        self.reused = len(old)
+        # Nothing downstream needs one global order (the solver sorts by colour anyway), and
+        # this one is deterministic.
+        if len(old) == 0 or len(new) == 0:
+            return old if len(new) == 0 else new
+        return ContactSet(*(np.concatenate([getattr(new, f.name), getattr(old, f.name)]) for f in fields(ContactSet)))
+
+    @staticmethod
+    def _rebuild(shapes, kept: _Kept, origin: np.ndarray, turn: np.ndarray, a: np.ndarray, b: np.ndarray) -> ContactSet:
+        """World manifolds from kept anchors at the bodies' current poses (`origin`, `turn`:
+        (N,) complex body origins and exp(i angle))."""
+        body_a, body_b = shapes.body[a], shapes.body[b]
+        n = turn[body_a] * kept.normal
+        on_a = origin[body_a, None] + turn[body_a, None] * kept.anchor_a
+        on_b = origin[body_b, None] + turn[body_b, None] * kept.anchor_b
+        depth = -((on_b - on_a) * n.conj()[:, None]).real
+        mid = 0.5 * (on_a + on_b)
+        valid = kept.valid
+        m = len(a)
+        zeros = np.zeros((m, 2))
+        return ContactSet(
+            shape_a=a, shape_b=b, body_a=body_a, body_b=body_b, normal=np.stack([n.real, n.imag], axis=1),
+            points=np.where(valid[..., None], np.stack([mid.real, mid.imag], axis=2), 0.0),
+            depths=np.where(valid, depth, 0.0), ids=kept.ids, valid=valid,
+            friction=np.sqrt(shapes.friction[a] * shapes.friction[b]),
+            restitution=np.maximum(shapes.restitution[a], shapes.restitution[b]),
+            persisted=np.zeros((m, 2), bool), normal_impulse=zeros, tangent_impulse=zeros.copy(),
+            max_normal_impulse=zeros.copy(), color=np.zeros(m, np.int64))
+
+    @staticmethod
+    def _remember(shapes, new: ContactSet, reused: _Kept, origin: np.ndarray, turn: np.ndarray,
+                  angle: np.ndarray) -> _Kept:
+        """The cache for next step: the reused entries as they were, plus the fresh manifolds
+        expressed in their bodies' frames."""
+        a, b = new.body_a, new.body_b
+        n = new.normal[:, 0] + 1j * new.normal[:, 1]
+        mid = new.points[..., 0] + 1j * new.points[..., 1]
+        half = 0.5 * new.depths * n[:, None]
+        inv_a, inv_b = turn[a].conj(), turn[b].conj()
+        extent = np.hypot(*shapes.centroid[new.shape_b].T) + shapes.reach[new.shape_b]
+        fresh = _Kept(
+            keys=pair_keys(new.shape_a, new.shape_b), offset=(origin[b] - origin[a]) * inv_a,
+            turn=angle[b] - angle[a], extent=extent, normal=inv_a * n,
+            anchor_a=inv_a[:, None] * (mid + half - origin[a, None]),
+            anchor_b=inv_b[:, None] * (mid - half - origin[b, None]), ids=new.ids, valid=new.valid)
+        both = _Kept(*(np.concatenate([getattr(fresh, f.name), getattr(reused, f.name)]) for f in fields(_Kept)))
+        return both.take(np.argsort(both.keys))

@@ -1,0 +1,107 @@
+"""Manifold reuse: a pair that held still keeps its manifold, rebuilt from anchors on its bodies.
+
+The reused manifold must agree with a fresh collision to within the reuse distance, carry the
+same feature ids, and give way to a fresh collision as soon as the pair has moved farther.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from helpers import DT, ground_world, pyramid, run
+
+from sandbox.physics import World, box, collide, settings
+
+TOLERANCE = settings.MANIFOLD_REUSE_DISTANCE
+
+
+def _fresh(world: World, row: int, poses: dict | None = None):
+    """A fresh collision of the manifold in row `row` of world.contacts, at the bodies' poses
+    now or as given ({body row: (x, y, angle)})."""
+    c = world.contacts
+    shape_a, shape_b = world.shape_at(int(c.shape_a[row])), world.shape_at(int(c.shape_b[row]))
+    pose = (lambda body: poses[body._row]) if poses else (lambda body: (*body.position, body.angle))
+    return collide(shape_a.shape, pose(shape_a.body), shape_b.shape, pose(shape_b.body))
+
+
+def test_a_resting_box_reuses_its_manifold_and_it_matches_a_fresh_collision():
+    world = ground_world()
+    crate = world.create_body("dynamic", position=(0.0, 0.6), angle=0.02)
+    crate.add_shape(box(0.5, 0.5), friction=0.6)
+    run(world, 3.0)
+    assert world.profile.manifolds == 1 and world.profile.reused == 1
+    c = world.contacts
+    fresh = _fresh(world, 0)
+    assert fresh.count == 2 and list(c.ids[0]) == list(fresh.ids)
+    np.testing.assert_allclose(c.normal[0], fresh.normal, atol=TOLERANCE)
+    np.testing.assert_allclose(c.depths[0], fresh.depths, atol=TOLERANCE)
+    np.testing.assert_allclose(c.points[0], fresh.points, atol=TOLERANCE)
+
+
+def test_a_sliding_box_is_collided_every_step():
+    world = ground_world()
+    sled = world.create_body("dynamic", position=(0.0, 0.5), linear_velocity=(2.0, 0.0))
+    sled.add_shape(box(0.5, 0.5), friction=0.0)
+    reused = []
+    for _ in range(60):
+        world.step(DT)
+        reused.append(world.profile.reused)
+    assert world.profile.manifolds == 1 and sled.linear_velocity[0] > 1.9
+    assert reused == [0] * 60
+
+
+def test_drift_is_measured_from_the_collision_and_forces_a_new_one_past_the_tolerance():
+    # No gravity and a gap inside the speculative distance: a manifold with no impulse, so
+    # nothing moves the box but the nudges of 0.3 tolerance per step.
+    world = World(gravity=(0.0, 0.0))
+    floor = world.create_body("static")
+    floor.add_shape(box(5.0, 0.5))
+    crate = world.create_body("dynamic", position=(0.0, 1.001))
+    crate.add_shape(box(0.5, 0.5))
+    reused = []
+    for step in range(12):
+        crate.set_transform((0.3 * TOLERANCE * step, 1.001), 0.0)
+        world.step(DT)
+        assert world.profile.manifolds == 1
+        reused.append(world.profile.reused)
+        np.testing.assert_allclose(world.contacts.depths[0], _fresh(world, 0).depths, atol=1e-12)
+    # Drift since the last collision: 0.3, 0.6, 0.9 of the tolerance are reused; 1.2 is not.
+    assert reused == [0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1]
+
+
+def test_turning_counts_as_motion_of_the_far_points():
+    world = World(gravity=(0.0, 0.0))
+    floor = world.create_body("static")
+    floor.add_shape(box(5.0, 0.5))
+    crate = world.create_body("dynamic", position=(0.0, 1.001))
+    crate.add_shape(box(0.5, 0.5))
+    world.step(DT)
+    # The box's corners are 0.707 m from its origin: a turn of 2 tolerance / 0.707 rad moves them
+    # by 2 tolerances, though its origin stays put.
+    crate.set_transform((0.0, 1.001), 2.0 * TOLERANCE / 0.707)
+    world.step(DT)
+    assert world.profile.reused == 0
+
+
+def test_reuse_can_be_turned_off_and_a_pyramid_stands_the_same_either_way():
+    stands = {}
+    for distance in (0.0, TOLERANCE):
+        world, boxes = pyramid(10, ground_world(manifold_reuse_distance=distance))
+        start = np.array([b.position for b in boxes])
+        run(world, 5.0)
+        assert (world.profile.reused > 0) == (distance > 0)
+        stands[distance] = np.abs(np.array([b.position for b in boxes]) - start).max()
+    assert stands[0.0] < 0.02 and stands[TOLERANCE] < 0.02
+    assert abs(stands[0.0] - stands[TOLERANCE]) < 0.002
+
+
+def test_destroying_a_body_forgets_kept_manifolds():
+    world, boxes = pyramid(3)
+    run(world, 2.0)
+    assert world.profile.reused == world.profile.manifolds
+    world.destroy_body(boxes[0])
+    before = {body._row: (*body.position, body.angle) for body in world.bodies}
+    world.step(DT)
+    assert world.profile.reused == 0 and world.profile.manifolds > 0
+    for row in range(len(world.contacts)):
+        fresh = _fresh(world, row, before)
+        np.testing.assert_allclose(world.contacts.depths[row, : fresh.count], fresh.depths, atol=1e-12)
