@@ -56,49 +56,54 @@ def _random_setup(rng: np.random.Generator, bodies: int, colours: int):
     return contacts, np.array(bounds), centers, velocity, inv_mass, inv_inertia
 
 
-def _reference_solve(contacts: ContactSet, order: range, centers, velocity, inv_mass, inv_inertia,
+class _Pair:
+    """Two bodies of the reference solve, on Python complex numbers."""
+
+    def __init__(self, velocity: np.ndarray, inv_mass: np.ndarray, inv_inertia: np.ndarray, a: int, b: int) -> None:
+        self.velocity, self.inv_mass, self.inv_inertia, self.a, self.b = velocity, inv_mass, inv_inertia, a, b
+
+    def speed(self, direction: complex, ra: complex, rb: complex) -> float:
+        v, a, b = self.velocity, self.a, self.b
+        va = complex(v[0, a], v[1, a]) + 1j * v[2, a] * ra
+        vb = complex(v[0, b], v[1, b]) + 1j * v[2, b] * rb
+        return ((vb - va) * direction.conjugate()).real
+
+    def apply(self, direction: complex, ra: complex, rb: complex, impulse: float) -> None:
+        v, a, b = self.velocity, self.a, self.b
+        p = direction * impulse
+        v[:2, a] -= self.inv_mass[a] * np.array([p.real, p.imag])
+        v[:2, b] += self.inv_mass[b] * np.array([p.real, p.imag])
+        v[2, a] -= self.inv_inertia[a] * _cross(ra, p)
+        v[2, b] += self.inv_inertia[b] * _cross(rb, p)
+
+    def mass(self, direction: complex, ra: complex, rb: complex) -> float:
+        a, b = self.a, self.b
+        k = self.inv_mass[a] + self.inv_mass[b] + self.inv_inertia[a] * _cross(ra, direction) ** 2 \
+            + self.inv_inertia[b] * _cross(rb, direction) ** 2
+        return 1.0 / k
+
+
+def _reference_solve(contacts: ContactSet, centers, velocity, inv_mass, inv_inertia,
                      keep, scale, push, normal_impulse, tangent_impulse) -> None:
-    """Sequential impulses, one point at a time, on Python complex numbers (in place)."""
-    for i in order:
-        a, b = contacts.body_a[i], contacts.body_b[i]
+    """Sequential impulses, one point at a time, manifold by manifold (in place)."""
+    for i in range(len(contacts)):
+        pair = _Pair(velocity, inv_mass, inv_inertia, contacts.body_a[i], contacts.body_b[i])
         n = complex(*contacts.normal[i])
         t = -1j * n
-        arms = [(complex(*p) - centers[a], complex(*p) - centers[b]) for p in contacts.points[i]]
-
-        def speed(direction: complex, ra: complex, rb: complex) -> float:
-            va = complex(velocity[0, a], velocity[1, a]) + 1j * velocity[2, a] * ra
-            vb = complex(velocity[0, b], velocity[1, b]) + 1j * velocity[2, b] * rb
-            return ((vb - va) * direction.conjugate()).real
-
-        def apply(direction: complex, ra: complex, rb: complex, impulse: float) -> None:
-            p = direction * impulse
-            velocity[:2, a] -= inv_mass[a] * np.array([p.real, p.imag])
-            velocity[:2, b] += inv_mass[b] * np.array([p.real, p.imag])
-            velocity[2, a] -= inv_inertia[a] * _cross(ra, p)
-            velocity[2, b] += inv_inertia[b] * _cross(rb, p)
-
-        def mass(direction: complex, ra: complex, rb: complex) -> float:
-            k = inv_mass[a] + inv_mass[b] + inv_inertia[a] * _cross(ra, direction) ** 2 \
-                + inv_inertia[b] * _cross(rb, direction) ** 2
-            return 1.0 / k
-
+        arms = [(complex(*p) - centers[pair.a], complex(*p) - centers[pair.b]) for p in contacts.points[i]]
         for j in range(2):
-            if not contacts.valid[i, j]:
-                continue
-            ra, rb = arms[j]
-            lam = normal_impulse[j, i]
-            total = max(keep[j, i] * lam - scale[j, i] * speed(n, ra, rb) - push[j, i], 0.0)
-            normal_impulse[j, i] = total
-            apply(n, ra, rb, total - lam)
+            if contacts.valid[i, j]:
+                lam = normal_impulse[j, i]
+                total = max(keep[j, i] * lam - scale[j, i] * pair.speed(n, *arms[j]) - push[j, i], 0.0)
+                normal_impulse[j, i] = total
+                pair.apply(n, *arms[j], total - lam)
         for j in range(2):
-            if not contacts.valid[i, j]:
-                continue
-            ra, rb = arms[j]
-            lam = tangent_impulse[j, i]
-            limit = contacts.friction[i] * normal_impulse[j, i]
-            total = min(max(lam - mass(t, ra, rb) * speed(t, ra, rb), -limit), limit)
-            tangent_impulse[j, i] = total
-            apply(t, ra, rb, total - lam)
+            if contacts.valid[i, j]:
+                lam = tangent_impulse[j, i]
+                limit = contacts.friction[i] * normal_impulse[j, i]
+                total = min(max(lam - pair.mass(t, *arms[j]) * pair.speed(t, *arms[j]), -limit), limit)
+                tangent_impulse[j, i] = total
+                pair.apply(t, *arms[j], total - lam)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -106,7 +111,6 @@ def _reference_solve(contacts: ContactSet, order: range, centers, velocity, inv_
 def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool) -> None:
     rng = np.random.default_rng(seed)
     contacts, bounds, centers, velocity, inv_mass, inv_inertia = _random_setup(rng, bodies=40, colours=4)
-    m = len(contacts)
     body = BodyState(velocity=velocity.copy(), dp=np.zeros(40, complex), turned=np.zeros(40),
                      dq=np.ones(40, complex), inv_mass=inv_mass, inv_inertia=inv_inertia)
     points = contacts.points[..., 0] + 1j * contacts.points[..., 1]
@@ -119,7 +123,7 @@ def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool
     keep, scale, push = solver.keep.copy(), solver.scale.copy(), solver.push.copy()
     normal, tangent = contacts.normal_impulse.T.copy(), contacts.tangent_impulse.T.copy()
     expected = velocity.copy()
-    _reference_solve(contacts, range(m), centers, expected, inv_mass, inv_inertia, keep, scale, push, normal, tangent)
+    _reference_solve(contacts, centers, expected, inv_mass, inv_inertia, keep, scale, push, normal, tangent)
 
     solver.solve(body)
 
