@@ -115,6 +115,7 @@ class _Colour:
     push: np.ndarray       # (2, m)
     friction: np.ndarray   # (m,)
     delta: np.ndarray      # (4, m) scratch: this pass's row impulses
+    points: tuple[int, ...]  # (0, 1), or (0,) when no manifold of the colour has a second point
 
 
 class ContactSolver:
@@ -179,15 +180,15 @@ class ContactSolver:
         flat = np.arange(3)[:, None] * n_body
         self.all_take = (flat + np.concatenate([a, b])).ravel()
         self.relative_velocity = self._speeds(body.velocity.ravel().take(self.all_take), self.jacobian[:2])
-        self.colours = [self._colour(s, e, flat) for s, e in zip(bounds[:-1], bounds[1:])]
+        self.colours = [self._colour(s, e, flat, valid) for s, e in zip(bounds[:-1], bounds[1:])]
 
-    def _colour(self, start: int, end: int, flat: np.ndarray) -> _Colour:
+    def _colour(self, start: int, end: int, flat: np.ndarray, valid: np.ndarray) -> _Colour:
         run = slice(start, end)
         take = (flat + np.concatenate([self.a[run], self.b[run]])).ravel()
         return _Colour(run, take, self.jacobian[..., run], self.response[..., run], self.coupling[..., run],
                        self.mass[:, run], self.impulse[:, run], self.max_normal_impulse[:, run],
                        self.keep[:, run], self.scale[:, run], self.push[:, run], self.friction[run],
-                       self.delta[:, run])
+                       self.delta[:, run], (0, 1) if valid[1, run].any() else (0,))
 
     @staticmethod
     def _speeds(gathered: np.ndarray, jacobian: np.ndarray) -> np.ndarray:
@@ -240,7 +241,9 @@ class ContactSolver:
             u = velocity.take(c.take)
             speed = self._speeds(u, c.jacobian)
             lam, d = c.impulse, c.delta
-            for j in (0, 1):
+            # A colour of one-point manifolds (circles) skips the empty second point's rows:
+            # their impulses stay zero.
+            for j in c.points:
                 total = c.keep[j] * lam[j]
                 total -= c.scale[j] * speed[j]
                 total -= c.push[j]
@@ -248,14 +251,15 @@ class ContactSolver:
                 np.subtract(total, lam[j], out=d[j])
                 lam[j] = total
                 speed[j + 1:] += c.coupling[j + 1:, j] * d[j]
-            for j in (2, 3):
-                limit = c.friction * lam[j - 2]
-                total = lam[j] - c.mass[j] * speed[j]
+            for j in c.points:
+                row = 2 + j
+                limit = c.friction * lam[j]
+                total = lam[row] - c.mass[row] * speed[row]
                 np.minimum(total, limit, out=total)
                 np.maximum(total, -limit, out=total)
-                np.subtract(total, lam[j], out=d[j])
-                lam[j] = total
-                if j == 2:
+                np.subtract(total, lam[row], out=d[row])
+                lam[row] = total
+                if row == 2 and len(c.points) == 2:
                     speed[3] += c.coupling[3, 2] * d[2]
             np.maximum(c.max_normal, lam[:2], out=c.max_normal)
             u += np.einsum("rkm,rm->km", c.response, d).ravel()
