@@ -671,24 +671,40 @@ def collide_pairs(kind_a: np.ndarray, verts_a: np.ndarray, norms_a: np.ndarray,
     `margin` (m, scalar or (P,)) is each pair's speculative distance: points farther apart
     than it are dropped. The world widens it by how far the pair can move in a step.
     """
-    out = ManifoldBatch.empty(len(kind_a))
-    margin = _margins(margin, len(kind_a))
+    count = len(kind_a)
+    margin = _margins(margin, count)
     circle_a, circle_b = kind_a == CIRCLE, kind_b == CIRCLE
     poly_a, poly_b = kind_a == POLYGON, kind_b == POLYGON
 
-    r = np.flatnonzero(circle_a & circle_b)
-    _scatter(out, r, collide_circles(verts_a[r, 0], radius_a[r], pos_a[r], rot_a[r],
-                                     verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r], margin[r]))
-    r = np.flatnonzero(poly_a & circle_b)
-    _scatter(out, r, collide_polygon_circle(verts_a[r], norms_a[r], count_a[r], pos_a[r], rot_a[r],
-                                            verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r], margin[r]))
-    r = np.flatnonzero(circle_a & poly_b)
-    _scatter(out, r, _negated(collide_polygon_circle(verts_b[r], norms_b[r], count_b[r], pos_b[r], rot_b[r],
-                                                     verts_a[r, 0], radius_a[r], pos_a[r], rot_a[r], margin[r])))
-    r = np.flatnonzero(poly_a & poly_b)
-    _scatter(out, r, collide_polygons(verts_a[r], norms_a[r], count_a[r], pos_a[r], rot_a[r],
-                                      verts_b[r], norms_b[r], count_b[r], pos_b[r], rot_b[r], margin[r]))
-    return out
+    # Each collider takes the rows `r` of its pair type: an index array, or a whole slice.
+    def circles(r):
+        return collide_circles(verts_a[r, 0], radius_a[r], pos_a[r], rot_a[r],
+                               verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r], margin[r])
+
+    def polygon_circle(r):
+        return collide_polygon_circle(verts_a[r], norms_a[r], count_a[r], pos_a[r], rot_a[r],
+                                      verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r], margin[r])
+
+    def circle_polygon(r):
+        return _negated(collide_polygon_circle(verts_b[r], norms_b[r], count_b[r], pos_b[r], rot_b[r],
+                                               verts_a[r, 0], radius_a[r], pos_a[r], rot_a[r], margin[r]))
+
+    def polygons(r):
+        return collide_polygons(verts_a[r], norms_a[r], count_a[r], pos_a[r], rot_a[r],
+                                verts_b[r], norms_b[r], count_b[r], pos_b[r], rot_b[r], margin[r])
+
+    out = None
+    for mask, collider in ((circle_a & circle_b, circles), (poly_a & circle_b, polygon_circle),
+                           (circle_a & poly_b, circle_polygon), (poly_a & poly_b, polygons)):
+        rows = np.flatnonzero(mask)
+        if len(rows) == count:
+            # A batch of one pair type (a box stack, a rain of balls) needs no gathering or
+            # scattering.
+            return collider(slice(None))
+        if len(rows):
+            out = ManifoldBatch.empty(count) if out is None else out
+            _scatter(out, rows, collider(rows))
+    return ManifoldBatch.empty(count) if out is None else out
 
 
 def _scatter(out: ManifoldBatch, rows: np.ndarray, batch: ManifoldBatch) -> None:
