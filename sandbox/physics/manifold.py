@@ -165,24 +165,28 @@ def _feature_id(vertex_a: np.ndarray, vertex_b: np.ndarray) -> np.ndarray:
 
 def _finish(normal: np.ndarray, points: np.ndarray, depths: np.ndarray, ids: np.ndarray,
             valid: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray) -> ManifoldBatch:
-    """Turn A-frame results into a world-frame batch: pack valid points first, zero the rest."""
-    # Only [invalid, valid] needs a swap; [valid, invalid] is already packed.
-    swap = ~valid[:, 0] & valid[:, 1]
-    order = np.where(swap[:, None], [1, 0], [0, 1])
-    points = np.take_along_axis(points, order[:, :, None], axis=1)
-    depths = np.take_along_axis(depths, order, axis=1)
-    ids = np.take_along_axis(ids, order, axis=1)
-    valid = np.take_along_axis(valid, order, axis=1)
+    """Turn A-frame results, given as columns (normal (2, P), points (2, 2, P), depths, ids and
+    valid (2, P) by slot), into a world-frame batch: pack valid points first (in place) and
+    zero the rest."""
+    # Only [invalid, valid] needs a move, and it is rare (the lower point alone clipped away).
+    moved = np.flatnonzero(valid[1] & ~valid[0])
+    if len(moved):
+        points[:, 0, moved] = points[:, 1, moved]
+        depths[0, moved] = depths[1, moved]
+        ids[0, moved] = ids[1, moved]
+        valid[:, moved] = [[True], [False]]
+    c, s = rot_a[:, 0], rot_a[:, 1]
+    x, y = points
+    world = np.stack([pos_a[:, 0] + (c * x - s * y), pos_a[:, 1] + (s * x + c * y)])
+    turned = np.stack([c * normal[0] - s * normal[1], s * normal[0] + c * normal[1]])
+    return ManifoldBatch(normal=_rows(np.where(valid[0], turned, 0.0)), points=_rows(np.where(valid, world, 0.0)),
+                         depths=np.where(valid, depths, 0.0).T.copy(), ids=np.where(valid, ids, 0).T.copy(),
+                         valid=valid.T.copy())
 
-    world = pos_a[:, None, :] + rotate(rot_a[:, None, :], points)
-    any_point = valid[:, 0]
-    return ManifoldBatch(
-        normal=np.where(any_point[:, None], rotate(rot_a, normal), 0.0),
-        points=np.where(valid[:, :, None], world, 0.0),
-        depths=np.where(valid, depths, 0.0),
-        ids=np.where(valid, ids, 0),
-        valid=valid,
-    )
+
+def _rows(columns: np.ndarray) -> np.ndarray:
+    """Columns (2, [S,] P) as rows (P, [S,] 2)."""
+    return np.ascontiguousarray(np.moveaxis(columns, (0, -1), (-1, 0)))
 
 
 def _margins(margin: np.ndarray | float, count: int) -> np.ndarray:
@@ -192,12 +196,16 @@ def _margins(margin: np.ndarray | float, count: int) -> np.ndarray:
 
 def _one_point(normal: np.ndarray, point: np.ndarray, separation: np.ndarray,
                pos_a: np.ndarray, rot_a: np.ndarray, margin: np.ndarray | float) -> ManifoldBatch:
-    """A batch of single-point manifolds (id 0), kept where separation <= margin."""
+    """A batch of single-point manifolds (id 0), kept where separation <= margin; `normal` and
+    `point` (P, 2) in A's frame. Slot 1 stays empty, so nothing needs packing."""
     count = len(separation)
-    points = np.stack([point, np.zeros_like(point)], axis=1)
-    depths = np.stack([-separation, np.zeros(count)], axis=1)
-    valid = np.stack([separation <= _margins(margin, count), np.zeros(count, dtype=bool)], axis=1)
-    return _finish(normal, points, depths, np.zeros((count, 2), dtype=np.int64), valid, pos_a, rot_a)
+    kept = separation <= _margins(margin, count)
+    batch = ManifoldBatch.empty(count)
+    batch.normal[:] = np.where(kept[:, None], rotate(rot_a, normal), 0.0)
+    batch.points[:, 0] = np.where(kept[:, None], pos_a + rotate(rot_a, point), 0.0)
+    batch.depths[:, 0] = np.where(kept, -separation, 0.0)
+    batch.valid[:, 0] = kept
+    return batch
 
 
 # ----------------------------------------------------------------------------- circles
@@ -290,11 +298,6 @@ def _padded(rows: np.ndarray, slots: int) -> np.ndarray:
 def _columns(rows: np.ndarray) -> np.ndarray:
     """Rows (P, 2) or (P, K, 2) as contiguous columns (2, P) or (2, K, P)."""
     return np.ascontiguousarray(np.moveaxis(rows, (0, -1), (-1, 0)))
-
-
-def _rows(columns: np.ndarray) -> np.ndarray:
-    """Columns (2, [S,] P) back to rows (P, [S,] 2)."""
-    return np.ascontiguousarray(np.moveaxis(columns, (0, -1), (-1, 0)))
 
 
 def _pick(columns: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -646,7 +649,7 @@ def _collide_polygons(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, s
         ids[0, single] = corner.id[found]
         valid[0, single] = (corner.distance[found] <= limit[single]) & (separation[single] <= limit[single])
         valid[1, single] = False
-    return _world_batch(normal, points, depths, ids, valid, origin, pos_a, rot_a)
+    return _finish(normal, points + origin[:, None], depths, ids, valid, pos_a, rot_a)
 
 
 def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarray,
@@ -674,26 +677,6 @@ def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarr
     shapes = np.arange(2 * len(count_a))
     return _collide_polygons(verts, norms, np.concatenate([count_a, count_b]), shapes[:len(count_a)],
                              shapes[len(count_a):], pos_a, rot_a, pos_b, rot_b, margin)
-
-
-def _world_batch(normal: np.ndarray, points: np.ndarray, depths: np.ndarray, ids: np.ndarray,
-                 valid: np.ndarray, origin: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray) -> ManifoldBatch:
-    """_finish for columns: normal (2, P), points (2, 2, P) in A's frame less `origin` (2, P),
-    depths, ids, valid (2, P) by slot. Packs valid points first (in place) and zeroes the rest."""
-    # Only [invalid, valid] needs a move, and it is rare (the lower point alone clipped away).
-    moved = np.flatnonzero(valid[1] & ~valid[0])
-    if len(moved):
-        points[:, 0, moved] = points[:, 1, moved]
-        depths[0, moved] = depths[1, moved]
-        ids[0, moved] = ids[1, moved]
-        valid[:, moved] = [[True], [False]]
-    c, s = rot_a[:, 0], rot_a[:, 1]
-    x, y = points[0] + origin[0], points[1] + origin[1]
-    world = np.stack([pos_a[:, 0] + (c * x - s * y), pos_a[:, 1] + (s * x + c * y)])
-    turned = np.stack([c * normal[0] - s * normal[1], s * normal[0] + c * normal[1]])
-    return ManifoldBatch(normal=_rows(np.where(valid[0], turned, 0.0)), points=_rows(np.where(valid, world, 0.0)),
-                         depths=np.where(valid, depths, 0.0).T.copy(), ids=np.where(valid, ids, 0).T.copy(),
-                         valid=valid.T.copy())
 
 
 # ----------------------------------------------------------------------------- mixed batches
