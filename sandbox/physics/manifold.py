@@ -306,13 +306,14 @@ def _pick(columns: np.ndarray, at: np.ndarray) -> np.ndarray:
     return columns.reshape(len(columns), -1).take(at, axis=1)
 
 
-def _slot_offsets(polygon: np.ndarray, slot: np.ndarray, slots: int, pairs: np.ndarray) -> np.ndarray:
-    """Flat offsets of (polygon, slot, pair) in a (2, slots, P) block: `slot` (..., P) the
-    vertex slots, `polygon` (0 for A, 1 for B) broadcasting to them, `pairs` the pair indices
-    (P,). Computed in place: on 15,000 pairs the offsets of all edge ends take 1 MB."""
-    offsets = slot * len(pairs)
-    offsets += polygon * (slots * len(pairs))
-    offsets += pairs
+def _slot_offsets(polygon: np.ndarray, slot: np.ndarray, slots: int) -> np.ndarray:
+    """Flat offsets of (polygon, slot, pair) in a (2, slots, P) block, for the vertex slots
+    `slot` (..., P) of every pair and `polygon` (0 for A, 1 for B) broadcasting to them.
+    Computed in place: on 15,000 pairs the offsets of all edge ends take 1 MB."""
+    pairs = slot.shape[-1]
+    offsets = slot * pairs
+    offsets += polygon * (slots * pairs)
+    offsets += _pair_index(pairs)
     return offsets
 
 
@@ -476,18 +477,18 @@ class _Candidates:
     ends: np.ndarray         # (2, 4, face, P) those vertices
 
 
-def _candidate_faces(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, pairs: np.ndarray) -> _Candidates:
+def _candidate_faces(verts: np.ndarray, norms: np.ndarray, count: np.ndarray) -> _Candidates:
     """Step 1 of collide_polygons on columns: verts, norms (2, 2, K, P) of A and B in one frame,
-    count (2, P), `pairs` the pair indices (P,)."""
+    count (2, P)."""
     slots = verts.shape[-2]
     edge, sep = _max_separation(norms, verts, verts[:, ::-1])
-    normal = _pick(norms, _slot_offsets(_END_POLYGON[0], edge, slots, pairs))
+    normal = _pick(norms, _slot_offsets(_END_POLYGON[0], edge, slots))
     # The incident edge's normal is the most anti-parallel to the reference normal: it holds
     # the incident polygon's deepest vertex and faces the reference face most squarely.
     incident, _ = _first_best(norms[0, ::-1] * normal[0, :, None] + norms[1, ::-1] * normal[1, :, None],
                               largest=False)
     index = np.stack([edge, next_vertex(edge, count), incident, next_vertex(incident, count[::-1])])
-    return _Candidates(sep, normal, index, _pick(verts, _slot_offsets(_END_POLYGON, index, slots, pairs)))
+    return _Candidates(sep, normal, index, _pick(verts, _slot_offsets(_END_POLYGON, index, slots)))
 
 
 def _choose_face(candidates: _Candidates) -> _Choice:
@@ -543,9 +544,9 @@ def _choose_face(candidates: _Candidates) -> _Choice:
         overlap=chosen(overlap))
 
 
-def _choose_faces(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, pairs: np.ndarray) -> _Choice:
+def _choose_faces(verts: np.ndarray, norms: np.ndarray, count: np.ndarray) -> _Choice:
     """Steps 1 and 2 of collide_polygons on columns (see _candidate_faces)."""
-    return _choose_face(_candidate_faces(verts, norms, count, pairs))
+    return _choose_face(_candidate_faces(verts, norms, count))
 
 
 @dataclass
@@ -567,8 +568,7 @@ def choose_faces(v_a: np.ndarray, n_a: np.ndarray, count_a: np.ndarray, v_b: np.
                   n_b: np.ndarray, count_b: np.ndarray) -> tuple[Faces, np.ndarray]:
     """Reference and incident edges of two polygons in one frame (rows (P, K, 2)), the incident
     edge clipped, and the separation (m) of the separating axis test."""
-    choice = _choose_faces(_stacked(v_a, v_b), _stacked(n_a, n_b), np.stack([count_a, count_b]),
-                           np.arange(len(count_a)))
+    choice = _choose_faces(_stacked(v_a, v_b), _stacked(n_a, n_b), np.stack([count_a, count_b]))
     # Clipped keeps the reference face's (lower, upper) order.
     def by_tangent(values: np.ndarray) -> np.ndarray:
         return np.where(choice.flip, values[..., ::-1, :], values)
@@ -588,26 +588,25 @@ def _in_frame_of_a(verts: np.ndarray, norms: np.ndarray, shape_a: np.ndarray, sh
     (2, P), A's vertex 0, which keeps every coordinate near zero (Box2D does the same).
     Computed as _relative_transform and vec.rotate compute it, so every value rounds the same
     way."""
-    frame_verts = np.empty((2, 2, verts.shape[1], len(shape_a)))
-    frame_norms = np.empty_like(frame_verts)
+    # One array, so that B's vertices and normals turn in the same calls.
+    frame = np.empty((2, 2, 2, verts.shape[1], len(shape_a)))          # (verts/norms, 2, A/B, K, P)
     # Rows are gathered one table at a time and turned into columns at once, so no gathered
     # copy outlives its line (fresh memory costs page faults).
     for polygon, shape in enumerate((shape_a, shape_b)):
-        np.copyto(frame_verts[:, polygon], verts.take(shape, axis=0).transpose(2, 1, 0))
-        np.copyto(frame_norms[:, polygon], norms.take(shape, axis=0).transpose(2, 1, 0))
+        np.copyto(frame[0, :, polygon], verts.take(shape, axis=0).transpose(2, 1, 0))
+        np.copyto(frame[1, :, polygon], norms.take(shape, axis=0).transpose(2, 1, 0))
     ca, sa, cb, sb = rot_a[:, 0], rot_a[:, 1], rot_b[:, 0], rot_b[:, 1]
     qc, qs = ca * cb + sa * sb, ca * sb - sa * cb          # B's rotation relative to A's
     dx, dy = pos_b[:, 0] - pos_a[:, 0], pos_b[:, 1] - pos_a[:, 1]
-    frame_verts[:, 0] -= origin[:, None]
-    shift_x = (ca * dx + sa * dy) - origin[0]               # B's origin, less A's vertex 0
-    shift_y = (ca * dy - sa * dx) - origin[1]
-    b, nb = frame_verts[:, 1], frame_norms[:, 1]
-    x = qc * b[0] - qs * b[1]
-    np.add(qs * b[0] + qc * b[1], shift_y, out=b[1])
-    np.add(x, shift_x, out=b[0])
-    x = qc * nb[0] - qs * nb[1]
-    np.add(qs * nb[0], qc * nb[1], out=nb[1])
-    nb[0] = x
+    frame[0, :, 0] -= origin[:, None]
+    b = frame[:, :, 1]
+    x = qc * b[:, 0] - qs * b[:, 1]
+    np.add(qs * b[:, 0], qc * b[:, 1], out=b[:, 1])
+    b[:, 0] = x
+    # B's origin, less A's vertex 0.
+    b[0, 0] += (ca * dx + sa * dy) - origin[0]
+    b[0, 1] += (ca * dy - sa * dx) - origin[1]
+    frame_verts, frame_norms = frame
     return frame_verts, frame_norms
 
 
@@ -616,14 +615,13 @@ def _collide_polygons(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, s
                       rot_b: np.ndarray, margin: np.ndarray | float) -> ManifoldBatch:
     """collide_polygons for the polygons at rows shape_a and shape_b (P,) of a table of padded
     geometry (verts, norms (S, K, 2), count (S,)); transforms (P, 2) as there."""
-    pairs = _pair_index(len(shape_a))
     origin = verts[:, 0].T.take(shape_a, axis=1)
     counts = np.stack([count.take(shape_a), count.take(shape_b)])
     # Nested calls, so that each stage's inputs (4 MB on 15,000 pairs for the first) are freed
     # before the next stage allocates: fresh memory costs page faults.
     choice = _choose_face(_candidate_faces(*_in_frame_of_a(verts, norms, shape_a, shape_b, pos_a, rot_a, pos_b,
-                                                           rot_b, origin), counts, pairs))
-    limit = _margins(margin, len(pairs))
+                                                           rot_b, origin), counts))
+    limit = _margins(margin, len(shape_a))
     separation = choice.separation
 
     # Clipped points, in the slot order that makes the ids read (A vertex, B vertex).
@@ -736,8 +734,8 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
                                  margin[r])
 
     out = None
-    for mask, collider in ((circle_a & circle_b, circles), (poly_a & circle_b, polygon_circle),
-                           (circle_a & poly_b, circle_polygon), (poly_a & poly_b, polygons)):
+    for mask, collider in ((poly_a & poly_b, polygons), (circle_a & circle_b, circles),
+                           (poly_a & circle_b, polygon_circle), (circle_a & poly_b, circle_polygon)):
         r = np.flatnonzero(mask)
         if len(r) == count:
             # A batch of one pair type (a box stack, a rain of balls) needs no scattering.
