@@ -376,7 +376,8 @@ def _closest_on_edges(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray,
     round-off) have no unique closest pair; f1 = 0 is taken, as Ericson does.
     """
     d1, d2, r = q1 - p1, q2 - p2, p1 - p2
-    dd1, dd2, rd1, rd2, d12 = _cdot(np.stack([d1, d2, r, r, d1], axis=1), np.stack([d1, d2, d1, d2, d2], axis=1))
+    dd1, dd2 = _cdot(d1, d1), _cdot(d2, d2)
+    rd1, rd2, d12 = _cdot(r, d1), _cdot(r, d2), _cdot(d1, d2)
     sine = d1[0] * d2[1] - d1[1] * d2[0]
     parallel = np.abs(sine) <= _ROUNDOFF * np.sqrt(dd1 * dd2)
     denom = np.where(parallel, 1.0, sine * sine)
