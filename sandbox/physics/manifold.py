@@ -640,14 +640,15 @@ def _collide_polygons(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, s
         ends, flip = choice.ends[..., apart], choice.flip[apart]
         corner = _vertex_vertex(np.where(flip, ends[:, 2:], ends[:, :2]), np.where(flip, ends[:, :2], ends[:, 2:]),
                                 choice.index_a[:, apart], choice.index_b[:, apart], choice.overlap[apart])
-        single = apart[corner.found]
         found = corner.found
-        normal[:, single] = corner.normal[:, found]
-        points[:, 0, single] = corner.midpoint[:, found]
-        depths[0, single] = -corner.distance[found]
-        ids[0, single] = corner.id[found]
-        valid[0, single] = (corner.distance[found] <= limit[single]) & (separation[single] <= limit[single])
-        valid[1, single] = False
+        single = apart[found]
+        if len(single):
+            normal[:, single] = corner.normal[:, found]
+            points[:, 0, single] = corner.midpoint[:, found]
+            depths[0, single] = -corner.distance[found]
+            ids[0, single] = corner.id[found]
+            valid[0, single] = (corner.distance[found] <= limit[single]) & (separation[single] <= limit[single])
+            valid[1, single] = False
     return _finish(normal, points + origin[:, None], depths, ids, valid, pos_a, rot_a)
 
 
