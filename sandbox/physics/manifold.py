@@ -15,7 +15,9 @@ Conventions (metres, radians):
 The batch colliders take LOCAL geometry as `shapes.padded_geometry` stores it plus the body
 transforms (`pos` (P, 2) body origin, `rot` (P, 2) = (cos, sin) of the body angle), and work
 on whole arrays of P pairs. They compute in A's frame, as Box2D v3 does, so the coordinates
-stay small and the result does not lose precision far from the world origin.
+stay small and the result does not lose precision far from the world origin. The world's
+narrowphase calls `collide_shapes` with its shape table and the rows of the candidate pairs;
+`collide_pairs` takes the same geometry given pair by pair.
 
 Algorithms: circle pairs analytically; polygon vs circle by the closest edge and its end
 vertices (seed 004, generalised to convex polygons as Box2D v3's b2CollidePolygonAndCircle);
