@@ -11,7 +11,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from sandbox.physics import shapes
-from sandbox.physics.manifold import Manifold, ManifoldBatch, collide, collide_pairs
+from sandbox.physics.manifold import (VERTEX_CONTACT_GAP, Manifold, ManifoldBatch, choose_faces, collide,
+                                      collide_pairs, edge_of, max_separation, next_vertex, vertex_vertex)
 from sandbox.physics.settings import REFERENCE_FACE_TOLERANCE, SPECULATIVE_DISTANCE
 from sandbox.physics.shapes import Circle, Polygon, Segment, box
 
@@ -256,6 +257,29 @@ def padded(shape, width):
     return shapes.shape_kind(shape), verts, norms, count, radius
 
 
+def pair_columns(shapes_a, transforms_a, shapes_b, transforms_b, width=8):
+    """collide_pairs' arguments for pairs of shapes placed by transforms (x, y, angle)."""
+    columns = []
+    for shapes_, transforms in ((shapes_a, transforms_a), (shapes_b, transforms_b)):
+        kind, verts, norms, count, radius = zip(*(padded(s, width) for s in shapes_))
+        pos = np.array([t[:2] for t in transforms], dtype=float)
+        rot = np.array([(math.cos(t[2]), math.sin(t[2])) for t in transforms])
+        columns += [np.array(kind), np.array(verts), np.array(norms), np.array(count), np.array(radius),
+                    pos, rot]
+    return columns
+
+
+def assert_batch_row(batch, p, m):
+    """Row p of a batch holds manifold m: same points in the same order, ids exactly."""
+    k = m.count
+    assert batch.valid[p].sum() == k
+    np.testing.assert_allclose(batch.normal[p], m.normal, rtol=0, atol=EXACT)
+    np.testing.assert_allclose(batch.points[p, :k], m.points, rtol=0, atol=EXACT)
+    np.testing.assert_allclose(batch.depths[p, :k], m.depths, rtol=0, atol=EXACT)
+    assert batch.ids[p, :k].tolist() == m.ids.tolist()
+    assert np.all(batch.points[p, k:] == 0) and np.all(batch.depths[p, k:] == 0)
+
+
 def test_collide_pairs_matches_collide_on_a_mixed_batch():
     rng = np.random.default_rng(7)
     library = [Circle(0.4), Circle(0.25, (0.1, -0.05)), box(0.5, 0.3), box(0.2, 0.6, (0.1, 0.1), 0.3),
@@ -264,29 +288,15 @@ def test_collide_pairs_matches_collide_on_a_mixed_batch():
     pairs = [(a, b) for a in library for b in library] * 3
     transforms_a = [(*rng.uniform(-0.5, 0.5, 2), rng.uniform(-3, 3)) for _ in pairs]
     transforms_b = [(*rng.uniform(-1.2, 1.2, 2), rng.uniform(-3, 3)) for _ in pairs]
-
-    columns = []
-    for shapes_, transforms in (([a for a, _ in pairs], transforms_a), ([b for _, b in pairs], transforms_b)):
-        kind, verts, norms, count, radius = zip(*(padded(s, 8) for s in shapes_))
-        pos = np.array([t[:2] for t in transforms])
-        rot = np.array([(math.cos(t[2]), math.sin(t[2])) for t in transforms])
-        columns += [np.array(kind), np.array(verts), np.array(norms), np.array(count), np.array(radius),
-                    pos, rot]
-    batch = collide_pairs(*columns)
+    batch = collide_pairs(*pair_columns([a for a, _ in pairs], transforms_a, [b for _, b in pairs], transforms_b))
 
     assert isinstance(batch, ManifoldBatch) and batch.valid.shape == (len(pairs), 2)
     assert not np.any(batch.valid[:, 1] & ~batch.valid[:, 0])       # valid points come first
     kinds_seen = set()
     for p, ((a, b), ta, tb) in enumerate(zip(pairs, transforms_a, transforms_b)):
         m = collide(a, ta, b, tb)
-        k = m.count
-        kinds_seen.add((type(a).__name__, type(b).__name__, k))
-        assert batch.valid[p].sum() == k
-        np.testing.assert_allclose(batch.normal[p], m.normal, rtol=0, atol=EXACT)
-        np.testing.assert_allclose(batch.points[p, :k], m.points, rtol=0, atol=EXACT)
-        np.testing.assert_allclose(batch.depths[p, :k], m.depths, rtol=0, atol=EXACT)
-        assert batch.ids[p, :k].tolist() == m.ids.tolist()
-        assert np.all(batch.points[p, k:] == 0) and np.all(batch.depths[p, k:] == 0)
+        kinds_seen.add((type(a).__name__, type(b).__name__, m.count))
+        assert_batch_row(batch, p, m)
     # The batch exercised every pair type, with and without points.
     assert {(x, y) for x, y, _ in kinds_seen} == {(type(a).__name__, type(b).__name__) for a, b in pairs}
     assert {k for *_, k in kinds_seen} == {0, 1, 2}
@@ -498,3 +508,69 @@ def test_shapes_within_the_speculative_distance_get_a_truthful_point(a, angle_a,
         assert deepest(m) <= truth + REFERENCE_FACE_TOLERANCE + ROUNDOFF
     else:
         assert abs(deepest(m) - truth) <= ROUNDOFF
+
+
+
+# ----------------------------------------------------------------------------- batches and stages
+
+@st.composite
+def boxes_on_a_grid(draw):
+    """(box, transform): a box on a 0.25 m grid, perhaps nudged by a few mm, turned by a
+    multiple of 90 degrees. Two of them meet face to face, edge to edge or corner to corner,
+    where exact ties between edges decide, as in a box stack."""
+    half = draw(st.sampled_from([(0.5, 0.5), (0.5, 0.25), (1.0, 0.5)]))
+    x, y = draw(st.integers(-6, 6)) * 0.25, draw(st.integers(-6, 6)) * 0.25
+    nudge = draw(st.sampled_from([0.0, 0.004, -0.004, 0.01]))
+    return box(*half), (x + nudge, y, draw(st.integers(0, 3)) * math.pi / 2)
+
+
+polygon_pairs = st.lists(
+    st.one_of(st.tuples(boxes_on_a_grid(), boxes_on_a_grid()).map(lambda p: (*p[0], *p[1])),
+              st.tuples(convex_polygons(), transforms(1.0), convex_polygons(), transforms(1.0))),
+    min_size=1, max_size=12)
+
+
+@given(polygon_pairs)
+def test_a_batch_of_polygon_pairs_matches_its_pairs_one_by_one(pairs):
+    # A batch of polygon pairs only goes to the polygon collider whole; with a pair of another
+    # type in it, the polygon pairs are gathered and scattered back. Either way every pair
+    # gets its own manifold, as collide finds it alone (narrower padding, other table).
+    circles = (Circle(0.5), (0.0, 0.0, 0.0), Circle(0.5), (0.9, 0.0, 0.0))
+    for batch_pairs in (pairs, [*pairs, circles]):
+        a, ta, b, tb = zip(*batch_pairs)
+        batch = collide_pairs(*pair_columns(a, ta, b, tb))
+        for p, pair in enumerate(pairs):
+            assert_batch_row(batch, p, collide(*pair))
+
+
+@given(st.one_of(st.tuples(boxes_on_a_grid(), boxes_on_a_grid()).map(lambda p: (*p[0], *p[1])),
+                 st.tuples(convex_polygons(), transforms(1.0), convex_polygons(), transforms(1.0))))
+def test_the_public_stages_build_the_colliders_manifold(pair):
+    # The seed labs draw the polygon collider's working with its public stages, in world
+    # coordinates; put together, they must give the manifold collide gives. It works in A's
+    # frame, so only round-off differs, unless it decides a tie.
+    a, ta, b, tb = pair
+    (_, va, na), (_, vb, nb) = world_shape(a, ta), world_shape(b, tb)
+    va, na, vb, nb = va[None], na[None], vb[None], nb[None]
+    ca, cb = np.array([va.shape[1]]), np.array([vb.shape[1]])
+    faces, separation = choose_faces(va, na, ca, vb, nb, cb)
+    assert separation[0] == max(max_separation(va, na, vb)[1][0], max_separation(vb, nb, va)[1][0])
+    ia, ib = faces.edge_a, faces.edge_b
+    ia2, ib2 = next_vertex(ia, ca), next_vertex(ib, cb)
+    corner = vertex_vertex(*edge_of(va, ca, ia), *edge_of(vb, cb, ib), (ia, ia2), (ib, ib2), faces.clipped.overlap)
+    if separation[0] > VERTEX_CONTACT_GAP and corner.found[0]:
+        kept = corner.distance <= SPECULATIVE_DISTANCE
+        expected = Manifold(corner.normal[0], corner.midpoint[kept], -corner.distance[kept], corner.id[kept])
+    else:
+        clipped = faces.clipped
+        kept = clipped.in_slab[0] & (clipped.separation[0] <= SPECULATIVE_DISTANCE)
+        # (lower, upper) along the reference face: A's edge start meets B's edge end at the
+        # lower point when A's face is the reference, at the upper one when B's is.
+        ids = np.array([ia[0] << 8 | ib2[0], ia2[0] << 8 | ib[0]])
+        ids = ids[::-1] if faces.flip[0] else ids
+        normal = -faces.normal[0] if faces.flip[0] else faces.normal[0]
+        expected = Manifold(normal, clipped.midpoints[0][kept], -clipped.separation[0][kept], ids[kept])
+    if separation[0] > SPECULATIVE_DISTANCE:
+        expected = Manifold(np.zeros(2), np.zeros((0, 2)), np.zeros(0), np.zeros(0, dtype=np.int64))
+    if not manifolds_match(collide(a, ta, b, tb), expected, ROUNDOFF):
+        assert sits_on_a_tie(a, ta, b, tb)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .manifold import collide_pairs
+from .manifold import collide_shapes
 from .one_sided import filter_one_sided
 
 _ID_BITS = 16
@@ -89,21 +89,19 @@ def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
     """
     if len(pair_a) == 0:
         return ContactSet.empty()
-    ba, bb = body_of[pair_a], body_of[pair_b]
-    batch = collide_pairs(
-        shapes.kind[pair_a], shapes.verts[pair_a], shapes.norms[pair_a], shapes.count[pair_a],
-        shapes.radius[pair_a], pos[ba], rot[ba],
-        shapes.kind[pair_b], shapes.verts[pair_b], shapes.norms[pair_b], shapes.count[pair_b],
-        shapes.radius[pair_b], pos[bb], rot[bb], margin=margin)
+    batch = collide_shapes(shapes, body_of, pos, rot, pair_a, pair_b, margin)
     filter_one_sided(batch, shapes, pair_a, pair_b, pos, rot)
-    touching = np.flatnonzero(batch.valid[:, 0])
-    a, b = pair_a[touching], pair_b[touching]
-    m = len(touching)
+    # Keep the pairs that produced points; when all did (a resting stack), keep the arrays.
+    touching = batch.valid[:, 0]
+    rows = slice(None) if touching.all() else np.flatnonzero(touching)
+    a, b = pair_a[rows], pair_b[rows]
+    ba, bb = body_of[a], body_of[b]
+    m = len(a)
     zeros2 = np.zeros((m, 2))
     return ContactSet(
-        shape_a=a, shape_b=b, body_a=ba[touching], body_b=bb[touching],
-        normal=batch.normal[touching], points=batch.points[touching], depths=batch.depths[touching],
-        ids=batch.ids[touching].astype(np.int64), valid=batch.valid[touching],
+        shape_a=a, shape_b=b, body_a=ba, body_b=bb,
+        normal=batch.normal[rows], points=batch.points[rows], depths=batch.depths[rows],
+        ids=batch.ids[rows], valid=batch.valid[rows],
         friction=np.sqrt(shapes.friction[a] * shapes.friction[b]),
         restitution=np.maximum(shapes.restitution[a], shapes.restitution[b]),
         persisted=np.zeros((m, 2), bool), normal_impulse=zeros2, tangent_impulse=zeros2.copy(),

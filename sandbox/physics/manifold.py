@@ -15,7 +15,9 @@ Conventions (metres, radians):
 The batch colliders take LOCAL geometry as `shapes.padded_geometry` stores it plus the body
 transforms (`pos` (P, 2) body origin, `rot` (P, 2) = (cos, sin) of the body angle), and work
 on whole arrays of P pairs. They compute in A's frame, as Box2D v3 does, so the coordinates
-stay small and the result does not lose precision far from the world origin.
+stay small and the result does not lose precision far from the world origin. The world's
+narrowphase calls `collide_shapes` with its shape table and the rows of the candidate pairs;
+`collide_pairs` takes the same geometry given pair by pair.
 
 Algorithms: circle pairs analytically; polygon vs circle by the closest edge and its end
 vertices (seed 004, generalised to convex polygons as Box2D v3's b2CollidePolygonAndCircle);
@@ -39,15 +41,17 @@ Where this departs from Box2D v3 (each is covered by tests/test_manifold.py):
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Sequence
 
 import numpy as np
 
 from .settings import LINEAR_SLOP, REFERENCE_FACE_TOLERANCE, SPECULATIVE_DISTANCE
 from .shapes import CIRCLE, POLYGON, Shape, padded_geometry, shape_kind
-from .vec import cross, dot, rotate
+from .vec import dot, rotate
 
 _ROUNDOFF = 1e-9
 """m (or the sine of an angle). Decisions that float64 round-off could flip are guarded by
@@ -133,9 +137,18 @@ def _normalize(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return unit, length
 
 
+@functools.lru_cache(maxsize=4)
+def _pair_index(count: int) -> np.ndarray:
+    """np.arange(count), cached and read-only: the colliders index their pairs with it many
+    times per step."""
+    index = np.arange(count)
+    index.flags.writeable = False
+    return index
+
+
 def _at(array: np.ndarray, index: np.ndarray) -> np.ndarray:
     """array[p, index[p]] for every pair p."""
-    return array[np.arange(len(index)), index]
+    return array[_pair_index(len(index)), index]
 
 
 def next_vertex(index: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -154,24 +167,28 @@ def _feature_id(vertex_a: np.ndarray, vertex_b: np.ndarray) -> np.ndarray:
 
 def _finish(normal: np.ndarray, points: np.ndarray, depths: np.ndarray, ids: np.ndarray,
             valid: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray) -> ManifoldBatch:
-    """Turn A-frame results into a world-frame batch: pack valid points first, zero the rest."""
-    # Only [invalid, valid] needs a swap; [valid, invalid] is already packed.
-    swap = ~valid[:, 0] & valid[:, 1]
-    order = np.where(swap[:, None], [1, 0], [0, 1])
-    points = np.take_along_axis(points, order[:, :, None], axis=1)
-    depths = np.take_along_axis(depths, order, axis=1)
-    ids = np.take_along_axis(ids, order, axis=1)
-    valid = np.take_along_axis(valid, order, axis=1)
+    """Turn A-frame results, given as columns (normal (2, P), points (2, 2, P), depths, ids and
+    valid (2, P) by slot), into a world-frame batch: pack valid points first (in place) and
+    zero the rest."""
+    # Only [invalid, valid] needs a move, and it is rare (the lower point alone clipped away).
+    moved = np.flatnonzero(valid[1] & ~valid[0])
+    if len(moved):
+        points[:, 0, moved] = points[:, 1, moved]
+        depths[0, moved] = depths[1, moved]
+        ids[0, moved] = ids[1, moved]
+        valid[:, moved] = [[True], [False]]
+    c, s = rot_a[:, 0], rot_a[:, 1]
+    x, y = points
+    world = np.stack([pos_a[:, 0] + (c * x - s * y), pos_a[:, 1] + (s * x + c * y)])
+    turned = np.stack([c * normal[0] - s * normal[1], s * normal[0] + c * normal[1]])
+    return ManifoldBatch(normal=_rows(np.where(valid[0], turned, 0.0)), points=_rows(np.where(valid, world, 0.0)),
+                         depths=np.where(valid, depths, 0.0).T.copy(), ids=np.where(valid, ids, 0).T.copy(),
+                         valid=valid.T.copy())
 
-    world = pos_a[:, None, :] + rotate(rot_a[:, None, :], points)
-    any_point = valid[:, 0]
-    return ManifoldBatch(
-        normal=np.where(any_point[:, None], rotate(rot_a, normal), 0.0),
-        points=np.where(valid[:, :, None], world, 0.0),
-        depths=np.where(valid, depths, 0.0),
-        ids=np.where(valid, ids, 0),
-        valid=valid,
-    )
+
+def _rows(columns: np.ndarray) -> np.ndarray:
+    """Columns (2, [S,] P) as rows (P, [S,] 2)."""
+    return np.ascontiguousarray(np.moveaxis(columns, (0, -1), (-1, 0)))
 
 
 def _margins(margin: np.ndarray | float, count: int) -> np.ndarray:
@@ -181,12 +198,16 @@ def _margins(margin: np.ndarray | float, count: int) -> np.ndarray:
 
 def _one_point(normal: np.ndarray, point: np.ndarray, separation: np.ndarray,
                pos_a: np.ndarray, rot_a: np.ndarray, margin: np.ndarray | float) -> ManifoldBatch:
-    """A batch of single-point manifolds (id 0), kept where separation <= margin."""
+    """A batch of single-point manifolds (id 0), kept where separation <= margin; `normal` and
+    `point` (P, 2) in A's frame. Slot 1 stays empty, so nothing needs packing."""
     count = len(separation)
-    points = np.stack([point, np.zeros_like(point)], axis=1)
-    depths = np.stack([-separation, np.zeros(count)], axis=1)
-    valid = np.stack([separation <= _margins(margin, count), np.zeros(count, dtype=bool)], axis=1)
-    return _finish(normal, points, depths, np.zeros((count, 2), dtype=np.int64), valid, pos_a, rot_a)
+    kept = separation <= _margins(margin, count)
+    batch = ManifoldBatch.empty(count)
+    batch.normal[:] = np.where(kept[:, None], rotate(rot_a, normal), 0.0)
+    batch.points[:, 0] = np.where(kept[:, None], pos_a + rotate(rot_a, point), 0.0)
+    batch.depths[:, 0] = np.where(kept, -separation, 0.0)
+    batch.valid[:, 0] = kept
+    return batch
 
 
 # ----------------------------------------------------------------------------- circles
@@ -260,34 +281,96 @@ def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np
 
 
 # ----------------------------------------------------------------------------- polygons
+#
+# The polygon collider keeps 2D vectors as columns: the first axis is the component (x, y),
+# the last runs over the pairs, and polygon and vertex-slot axes lie between, e.g. vertices
+# (2, 2, K, P) = (component, polygon A or B, slot, pair). Each component is then a contiguous
+# block, and the symmetric steps (each polygon's separating axes, both candidate reference
+# faces) treat A and B in the same NumPy call. The public stage functions take rows, as
+# padded_geometry stores them ((P, K, 2)), turn them into columns and run the same code.
+
+def _padded(rows: np.ndarray, slots: int) -> np.ndarray:
+    """Padded geometry rows (P, K, 2) widened to `slots`: the new slots repeat slot 0, as
+    padded_geometry does (harmless to every stage)."""
+    if slots == rows.shape[1]:
+        return rows
+    return np.concatenate([rows, np.repeat(rows[:, :1], slots - rows.shape[1], axis=1)], axis=1)
+
+
+def _columns(rows: np.ndarray) -> np.ndarray:
+    """Rows (P, 2) or (P, K, 2) as contiguous columns (2, P) or (2, K, P)."""
+    return np.ascontiguousarray(np.moveaxis(rows, (0, -1), (-1, 0)))
+
+
+def _pick(columns: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Entries of every component of `columns` (2, ...) at flat offsets `at` (any shape) into
+    the component's block: shape (2, *at.shape)."""
+    return columns.reshape(len(columns), -1).take(at, axis=1)
+
+
+def _slot_offsets(polygon: np.ndarray, slot: np.ndarray, slots: int) -> np.ndarray:
+    """Flat offsets of (polygon, slot, pair) in a (2, slots, P) block, for the vertex slots
+    `slot` (..., P) of every pair and `polygon` (0 for A, 1 for B) broadcasting to them.
+    Computed in place: on 15,000 pairs the offsets of all edge ends take 1 MB."""
+    pairs = slot.shape[-1]
+    offsets = slot * pairs
+    offsets += polygon * (slots * pairs)
+    offsets += _pair_index(pairs)
+    return offsets
+
+
+def _cdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Dot product of columns (written out, so it rounds exactly as vec.dot does)."""
+    return a[0] * b[0] + a[1] * b[1]
+
+
+def _first_best(values: np.ndarray, largest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(index, value) of the first largest (or smallest) entry along axis -2, as np.argmax
+    (np.argmin) picks it. With few slots and the pairs along the last axis, comparing slot by
+    slot beats argmax, which works row by row (0.09 ms against 0.40 ms on (2, 4, 15,000))."""
+    extreme = np.maximum if largest else np.minimum
+    best = values[..., 0, :]
+    for k in range(1, values.shape[-2]):
+        best = extreme(best, values[..., k, :])
+    beaten = values < best[..., None, :] if largest else values > best[..., None, :]
+    # The first best slot is the number of beaten slots before it.
+    run = beaten[..., 0, :]
+    index = run.astype(np.int64)
+    for k in range(1, values.shape[-2] - 1):
+        run = run & beaten[..., k, :]
+        index += run
+    return index, best
+
+
+def _max_separation(norms1: np.ndarray, verts1: np.ndarray, verts2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """max_separation on columns: norms1, verts1 (2, ..., K1, P) and verts2 (2, ..., K2, P)."""
+    # dot(n1_i, v2_j) - dot(n1_i, v1_i), one vertex j of polygon 2 at a time: broadcasting all
+    # (i, j) at once and reducing over j is ten times slower (measured on 15,000 box pairs,
+    # both polygons at once: 0.45 ms against 4.7 ms).
+    reach = None
+    for j in range(verts2.shape[-2]):
+        r = norms1[0] * verts2[0, ..., j, None, :] + norms1[1] * verts2[1, ..., j, None, :]
+        reach = r if reach is None else np.minimum(reach, r, out=reach)
+    return _first_best(reach - _cdot(norms1, verts1), largest=True)
+
 
 def max_separation(verts1: np.ndarray, norms1: np.ndarray,
                     verts2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(edge, separation) of polygon 1's edge that best separates polygon 2 from it.
 
-    The separation of edge i is how far polygon 2's deepest vertex lies in front of it:
-    min_j dot(n1_i, v2_j - v1_i). Padded vertices repeat vertex 0 (min unchanged) and padded
-    edges repeat edge 0 (argmax keeps the real, first one), so no masks are needed.
+    Rows: verts1, norms1 (P, K1, 2), verts2 (P, K2, 2). The separation of edge i is how far
+    polygon 2's deepest vertex lies in front of it: min_j dot(n1_i, v2_j - v1_i). Padded
+    vertices repeat vertex 0 (min unchanged) and padded edges repeat edge 0 (the first
+    maximum, a real edge, wins), so no masks are needed.
     """
-    # dot(n1_i, v2_j) - dot(n1_i, v1_i), written out by component: twice as fast as an einsum
-    # over the (P, K, K, 2) differences (measured on 15,000 box pairs: 4.9 ms against 9.8 ms).
-    reach = norms1[:, :, None, 0] * verts2[:, None, :, 0] + norms1[:, :, None, 1] * verts2[:, None, :, 1]
-    edge_seps = reach.min(axis=2) - (norms1[..., 0] * verts1[..., 0] + norms1[..., 1] * verts1[..., 1])
-    edge = np.argmax(edge_seps, axis=1)
-    return edge, _at(edge_seps, edge)
-
-
-def _incident_edge(norms: np.ndarray, reference_normal: np.ndarray) -> np.ndarray:
-    """The edge whose normal is most anti-parallel to the reference normal: it holds the
-    incident polygon's deepest vertex, and faces the reference face most squarely."""
-    return np.argmin(np.einsum("pkd,pd->pk", norms, reference_normal), axis=1)
+    return _max_separation(_columns(norms1), _columns(verts1), _columns(verts2))
 
 
 def _closest_on_edges(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray,
                       q2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(f1, f2, parallel): fractions of the closest points on segments p1q1 and p2q2
-    (Ericson, Real-Time Collision Detection 5.1.9). A clamped fraction is exactly 0.0 or 1.0,
-    so "the closest point is an end vertex" can be tested with ==.
+    """(f1, f2, parallel): fractions of the closest points on segments p1q1 and p2q2, given as
+    columns (2, P) (Ericson, Real-Time Collision Detection 5.1.9). A clamped fraction is
+    exactly 0.0 or 1.0, so "the closest point is an end vertex" can be tested with ==.
 
     Minimising |p1 + f1 d1 - p2 - f2 d2|^2 gives the 2x2 system whose determinant is
     |d1|^2 |d2|^2 - (d1.d2)^2 = cross(d1, d2)^2; the cross product form is used because it
@@ -295,9 +378,9 @@ def _closest_on_edges(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray,
     round-off) have no unique closest pair; f1 = 0 is taken, as Ericson does.
     """
     d1, d2, r = q1 - p1, q2 - p2, p1 - p2
-    dd1, dd2 = dot(d1, d1), dot(d2, d2)
-    rd1, rd2, d12 = dot(r, d1), dot(r, d2), dot(d1, d2)
-    sine = cross(d1, d2)
+    dd1, dd2 = _cdot(d1, d1), _cdot(d2, d2)
+    rd1, rd2, d12 = _cdot(r, d1), _cdot(r, d2), _cdot(d1, d2)
+    sine = d1[0] * d2[1] - d1[1] * d2[0]
     parallel = np.abs(sine) <= _ROUNDOFF * np.sqrt(dd1 * dd2)
     denom = np.where(parallel, 1.0, sine * sine)
     f1 = np.where(parallel, 0.0, np.clip((d12 * rd2 - rd1 * dd2) / denom, 0.0, 1.0))
@@ -315,51 +398,6 @@ class Clipped:
     in_slab: np.ndarray      # (P, 2) the point lies within the reference edge's side planes
     overlap: np.ndarray      # (P,) length over which the two edges face each other
 
-    @staticmethod
-    def choose(mask: np.ndarray, if_true: "Clipped", if_false: "Clipped") -> "Clipped":
-        """Pair by pair, `if_true` where mask else `if_false`."""
-        m1, m2 = mask[:, None], mask[:, None, None]
-        return Clipped(np.where(m2, if_true.midpoints, if_false.midpoints),
-                        np.where(m1, if_true.separation, if_false.separation),
-                        np.where(m1, if_true.in_slab, if_false.in_slab),
-                        np.where(mask, if_true.overlap, if_false.overlap))
-
-
-def _clip(r1: np.ndarray, r2: np.ndarray, normal: np.ndarray, w1: np.ndarray,
-          w2: np.ndarray) -> Clipped:
-    """Clip incident edge w1 -> w2 to the slab of reference edge r1 -> r2 (outward `normal`).
-
-    Coordinates along the reference tangent t (the direction r1 -> r2) measure from r1: the
-    slab is [0, upper1]. Because both polygons wind counter-clockwise, the incident edge runs
-    against t, so w2 is its lower end and w1 its upper end. The lower point is w2, moved up to
-    the plane through r1 if it lies below; the upper point is w1, moved down to the plane
-    through r2 if above. Fractions are clamped to the edge so a point never leaves it: an
-    incident edge wholly outside the slab then leaves both points outside, and they are dropped.
-    """
-    tangent = np.stack([-normal[:, 1], normal[:, 0]], axis=1)
-    upper1 = dot(r2 - r1, tangent)
-    upper2 = dot(w1 - r1, tangent)
-    lower2 = dot(w2 - r1, tangent)
-    # span >= 0: the incident normal is the most anti-parallel one, so the edge cannot run
-    # along t. An edge perpendicular to the face (span 0) cannot be clipped and is left whole;
-    # any other span is safe to divide by, as the clamped fractions stay on the edge.
-    span = upper2 - lower2
-    can_clip = span > 0.0
-    safe_span = np.where(can_clip, span, 1.0)
-    f_lower = np.where(can_clip & (lower2 < 0.0), np.clip(-lower2 / safe_span, 0.0, 1.0), 0.0)
-    f_upper = np.where(can_clip & (upper2 > upper1),
-                       np.clip((upper1 - lower2) / safe_span, 0.0, 1.0), 1.0)
-    fractions = np.stack([f_lower, f_upper], axis=1)                      # (P, 2)
-    points = w2[:, None, :] + fractions[:, :, None] * (w1 - w2)[:, None, :]
-    along = lower2[:, None] + fractions * span[:, None]
-    in_slab = (along >= -_ROUNDOFF) & (along <= upper1[:, None] + _ROUNDOFF)
-
-    separation = dot(points - r1[:, None, :], normal[:, None, :])
-    # Midway between the incident point and its projection on the reference face.
-    midpoints = points - 0.5 * separation[:, :, None] * normal[:, None, :]
-    overlap = np.minimum(upper1, upper2) - np.maximum(0.0, lower2)
-    return Clipped(midpoints, separation, in_slab, overlap)
-
 
 @dataclass
 class VertexPair:
@@ -370,25 +408,148 @@ class VertexPair:
     id: np.ndarray           # (P,)
 
 
+def _vertex_vertex(a: np.ndarray, b: np.ndarray, index_a: np.ndarray, index_b: np.ndarray,
+                   overlap: np.ndarray) -> VertexPair:
+    """vertex_vertex on columns: edge ends a, b (2, 2, P) as (component, start/end, pair),
+    their vertex slots index_a, index_b (2, P). The VertexPair holds columns too."""
+    f1, f2, parallel = _closest_on_edges(a[:, 0], a[:, 1], b[:, 0], b[:, 1])
+    at_ends = ((f1 == 0.0) | (f1 == 1.0)) & ((f2 == 0.0) | (f2 == 1.0))
+    found = at_ends & ~(parallel & (overlap > _ROUNDOFF))
+    start_a, start_b = f1 == 0.0, f2 == 0.0
+    vertex_a = np.where(start_a, a[:, 0], a[:, 1])
+    vertex_b = np.where(start_b, b[:, 0], b[:, 1])
+    gap = vertex_b - vertex_a
+    # As _normalize: a gap no longer than round-off has no direction and gets the fallback.
+    distance = np.sqrt(_cdot(gap, gap))
+    usable = distance > _ROUNDOFF
+    normal = np.where(usable, gap / np.where(usable, distance, 1.0), np.reshape(_FALLBACK_NORMAL, (2, 1)))
+    vertex_id = _feature_id(np.where(start_a, *index_a), np.where(start_b, *index_b))
+    return VertexPair(found, normal, distance, 0.5 * (vertex_a + vertex_b), vertex_id)
+
+
 def vertex_vertex(a1: np.ndarray, a2: np.ndarray, b1: np.ndarray, b2: np.ndarray,
                    index_a: tuple[np.ndarray, np.ndarray], index_b: tuple[np.ndarray, np.ndarray],
                    overlap: np.ndarray) -> VertexPair:
-    """Whether edges a1a2 (on A) and b1b2 (on B) are closest at an end vertex of each, and
-    that vertex pair. The gap then runs corner to corner and no face normal describes it.
+    """Whether edges a1a2 (on A) and b1b2 (on B) (rows (P, 2)) are closest at an end vertex
+    of each, and that vertex pair. The gap then runs corner to corner and no face normal
+    describes it.
 
     Parallel edges that face each other (overlap > 0 along the reference tangent) have no
     unique closest pair and Ericson's tie-break would report end vertices: they are a face
     contact, left to the clipper.
     """
-    f1, f2, parallel = _closest_on_edges(a1, a2, b1, b2)
-    at_ends = ((f1 == 0.0) | (f1 == 1.0)) & ((f2 == 0.0) | (f2 == 1.0))
-    found = at_ends & ~(parallel & (overlap > _ROUNDOFF))
-    start_a, start_b = f1 == 0.0, f2 == 0.0
-    vertex_a = np.where(start_a[:, None], a1, a2)
-    vertex_b = np.where(start_b[:, None], b1, b2)
-    normal, distance = _normalize(vertex_b - vertex_a)
-    vertex_id = _feature_id(np.where(start_a, *index_a), np.where(start_b, *index_b))
-    return VertexPair(found, normal, distance, 0.5 * (vertex_a + vertex_b), vertex_id)
+    pair = _vertex_vertex(_columns(np.stack([a1, a2], axis=1)), _columns(np.stack([b1, b2], axis=1)),
+                          np.stack(index_a), np.stack(index_b), overlap)
+    return VertexPair(pair.found, _rows(pair.normal), pair.distance, _rows(pair.midpoint), pair.id)
+
+
+@dataclass
+class _Choice:
+    """The reference face chosen for each pair and its incident edge clipped, on columns.
+    Slots follow Box2D: (lower, upper) along the reference tangent when A's face is the
+    reference, reversed when B's is, so slot 0 is always made by A's edge start and B's edge
+    end, and slot 1 by A's edge end and B's edge start."""
+
+    flip: np.ndarray         # (P,) B's face is the reference
+    separation: np.ndarray   # (P,) of the separating axis test, m
+    normal: np.ndarray       # (2, P) the reference face's outward normal
+    index_a: np.ndarray      # (2, P) vertex slots of A's edge (start, end): reference or incident
+    index_b: np.ndarray      # (2, P) the same for B's edge
+    ends: np.ndarray         # (2, 4, P) the reference edge's start and end, the incident edge's
+    midpoints: np.ndarray    # (2, 2, P) clipped points, midway between the surfaces, by slot
+    clip_separation: np.ndarray  # (2, P) of each clipped point along the reference normal
+    in_slab: np.ndarray      # (2, P) the point lies within the reference edge's side planes
+    overlap: np.ndarray      # (P,) length over which the two edges face each other
+
+
+# Polygon (0 = A, 1 = B) of each gathered vertex, by row: the reference edge's start and end,
+# the incident edge's start and end; by column: A's face is the reference, B's face is.
+_END_POLYGON = np.array([[0, 1], [0, 1], [1, 0], [1, 0]])[:, :, None]
+# A clipped point not moved to a side plane keeps its end of the incident edge (lower, upper).
+_UNCLIPPED = np.array([0.0, 1.0])[:, None, None]
+
+
+@dataclass
+class _Candidates:
+    """Both candidate reference faces of each pair, on columns, along an axis "face": A's face
+    with B's incident edge, and B's face with A's incident edge."""
+
+    separation: np.ndarray   # (face, P) of the reference polygon's best separating axis, m
+    normal: np.ndarray       # (2, face, P) the reference face's outward normal
+    index: np.ndarray        # (4, face, P) vertex slots: reference start, end, incident start, end
+    ends: np.ndarray         # (2, 4, face, P) those vertices
+
+
+def _candidate_faces(verts: np.ndarray, norms: np.ndarray, count: np.ndarray) -> _Candidates:
+    """Step 1 of collide_polygons on columns: verts, norms (2, 2, K, P) of A and B in one frame,
+    count (2, P)."""
+    slots = verts.shape[-2]
+    edge, sep = _max_separation(norms, verts, verts[:, ::-1])
+    normal = _pick(norms, _slot_offsets(_END_POLYGON[0], edge, slots))
+    # The incident edge's normal is the most anti-parallel to the reference normal: it holds
+    # the incident polygon's deepest vertex and faces the reference face most squarely.
+    incident, _ = _first_best(norms[0, ::-1] * normal[0, :, None] + norms[1, ::-1] * normal[1, :, None],
+                              largest=False)
+    index = np.stack([edge, next_vertex(edge, count), incident, next_vertex(incident, count[::-1])])
+    return _Candidates(sep, normal, index, _pick(verts, _slot_offsets(_END_POLYGON, index, slots)))
+
+
+def _choose_face(candidates: _Candidates) -> _Choice:
+    """Step 2 of collide_polygons: the reference face of each pair and its incident edge clipped.
+
+    Both candidates are clipped side by side up to the side-plane test, which decides the
+    choice; only the chosen face's points are then computed.
+    """
+    sep, normal, index, ends = candidates.separation, candidates.normal, candidates.index, candidates.ends
+    # Clip the incident edge w1 -> w2 to the slab of the reference edge r1 -> r2. Coordinates
+    # along the reference tangent t (the direction r1 -> r2) measure from r1: the slab is
+    # [0, upper1]. Both polygons wind counter-clockwise, so the incident edge runs against t:
+    # w2 is its lower end and w1 its upper end. The lower point is w2, moved up to the plane
+    # through r1 if it lies below; the upper point is w1, moved down to the plane through r2
+    # if above. Fractions are clamped to the edge so a point never leaves it: an incident edge
+    # wholly outside the slab then leaves both points outside, and they are dropped.
+    offsets = ends[:, 1:] - ends[:, :1]                                      # r2, w1, w2 minus r1
+    upper1, upper2, lower2 = offsets[0] * -normal[1] + offsets[1] * normal[0]
+    # span >= 0: the incident normal is the most anti-parallel one, so the edge cannot run
+    # along t. An edge perpendicular to the face (span 0) cannot be clipped and is left whole;
+    # any other span is safe to divide by, as the clamped fractions stay on the edge.
+    span = upper2 - lower2
+    can_clip = span > 0.0
+    moved = np.stack([lower2 < 0.0, upper2 > upper1]) & can_clip
+    to_plane = np.stack([-lower2, upper1 - lower2]) / np.where(can_clip, span, 1.0)
+    fraction = np.where(moved, np.clip(to_plane, 0.0, 1.0), _UNCLIPPED)      # (lower/upper, face, P)
+    along = lower2 + fraction * span
+    in_slab = (along >= -_ROUNDOFF) & (along <= upper1 + _ROUNDOFF)
+    overlap = np.minimum(upper1, upper2) - np.maximum(0.0, lower2)
+
+    # B's face is the reference if it separates better by more than the anti-flicker bias, or
+    # if it is merely no worse and A's face would lose the contact: its side planes miss B's
+    # incident edge altogether (the bias is a preference and must not drop an overlap).
+    a_misses = ~(in_slab[0, 0] | in_slab[1, 0])
+    flip = (sep[1] > sep[0] + REFERENCE_FACE_TOLERANCE) | ((sep[1] >= sep[0]) & a_misses)
+
+    def chosen(values: np.ndarray) -> np.ndarray:
+        return np.where(flip, values[..., 1, :], values[..., 0, :])
+
+    ends = chosen(ends)
+    r1, _, w1, w2 = ends.transpose(1, 0, 2)
+    reference = chosen(normal)
+    fraction = np.where(flip, fraction[::-1, 1], fraction[:, 0])             # by slot
+    points = w2[:, None] + fraction * (w1 - w2)[:, None]
+    clip_separation = _cdot(points - r1[:, None], reference[:, None])
+    return _Choice(
+        flip=flip, separation=np.maximum(sep[0], sep[1]), normal=reference,
+        index_a=np.where(flip, index[2:, 1], index[:2, 0]), index_b=np.where(flip, index[:2, 1], index[2:, 0]),
+        ends=ends,
+        # Midway between the incident point and its projection on the reference face.
+        midpoints=points - 0.5 * clip_separation * reference[:, None],
+        clip_separation=clip_separation, in_slab=np.where(flip, in_slab[::-1, 1], in_slab[:, 0]),
+        overlap=chosen(overlap))
+
+
+def _choose_faces(verts: np.ndarray, norms: np.ndarray, count: np.ndarray) -> _Choice:
+    """Steps 1 and 2 of collide_polygons on columns (see _candidate_faces)."""
+    return _choose_face(_candidate_faces(verts, norms, count))
 
 
 @dataclass
@@ -400,26 +561,97 @@ class Faces:
     clipped: Clipped
 
 
+def _stacked(rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
+    """Columns (2, 2, K, P) of A's and B's rows (P, K_a, 2) and (P, K_b, 2), K the larger."""
+    slots = max(rows_a.shape[1], rows_b.shape[1])
+    return np.stack([_columns(_padded(rows_a, slots)), _columns(_padded(rows_b, slots))], axis=1)
+
+
 def choose_faces(v_a: np.ndarray, n_a: np.ndarray, count_a: np.ndarray, v_b: np.ndarray,
                   n_b: np.ndarray, count_b: np.ndarray) -> tuple[Faces, np.ndarray]:
-    """Reference and incident edges of two polygons in one frame, the incident edge clipped,
-    and the separation (m) of the separating axis test."""
-    sat_a, sep_a = max_separation(v_a, n_a, v_b)
-    sat_b, sep_b = max_separation(v_b, n_b, v_a)
-    # Both candidates: A's face as the reference with B's incident edge, and the converse.
-    inc_b = _incident_edge(n_b, _at(n_a, sat_a))
-    inc_a = _incident_edge(n_a, _at(n_b, sat_b))
-    by_a = _clip(*edge_of(v_a, count_a, sat_a), _at(n_a, sat_a), *edge_of(v_b, count_b, inc_b))
-    by_b = _clip(*edge_of(v_b, count_b, sat_b), _at(n_b, sat_b), *edge_of(v_a, count_a, inc_a))
-    # B's face is the reference if it separates better by more than the anti-flicker bias, or
-    # if it is merely no worse and A's face would lose the contact: its side planes miss B's
-    # incident edge altogether (the bias is a preference and must not drop an overlap).
-    a_misses = ~by_a.in_slab.any(axis=1)
-    flip = (sep_b > sep_a + REFERENCE_FACE_TOLERANCE) | ((sep_b >= sep_a) & a_misses)
-    faces = Faces(flip=flip, edge_a=np.where(flip, inc_a, sat_a), edge_b=np.where(flip, sat_b, inc_b),
-                   normal=np.where(flip[:, None], _at(n_b, sat_b), _at(n_a, sat_a)),
-                   clipped=Clipped.choose(flip, by_b, by_a))
-    return faces, np.maximum(sep_a, sep_b)
+    """Reference and incident edges of two polygons in one frame (rows (P, K, 2)), the incident
+    edge clipped, and the separation (m) of the separating axis test."""
+    choice = _choose_faces(_stacked(v_a, v_b), _stacked(n_a, n_b), np.stack([count_a, count_b]))
+    # Clipped keeps the reference face's (lower, upper) order.
+    def by_tangent(values: np.ndarray) -> np.ndarray:
+        return np.where(choice.flip, values[..., ::-1, :], values)
+
+    clipped = Clipped(_rows(by_tangent(choice.midpoints)), by_tangent(choice.clip_separation).T,
+                      by_tangent(choice.in_slab).T, choice.overlap)
+    faces = Faces(flip=choice.flip, edge_a=choice.index_a[0], edge_b=choice.index_b[0],
+                  normal=_rows(choice.normal), clipped=clipped)
+    return faces, choice.separation
+
+
+def _in_frame_of_a(verts: np.ndarray, norms: np.ndarray, shape_a: np.ndarray, shape_b: np.ndarray,
+                   pos_a: np.ndarray, rot_a: np.ndarray, pos_b: np.ndarray, rot_b: np.ndarray,
+                   origin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Columns (2, 2, K, P) of the vertices and normals of polygons A (table rows shape_a) and
+    B (shape_b) of a table of padded geometry (S, K, 2), in A's frame shifted to `origin`
+    (2, P), A's vertex 0, which keeps every coordinate near zero (Box2D does the same).
+    Computed as _relative_transform and vec.rotate compute it, so every value rounds the same
+    way."""
+    # One array, so that B's vertices and normals turn in the same calls.
+    frame = np.empty((2, 2, 2, verts.shape[1], len(shape_a)))          # (verts/norms, 2, A/B, K, P)
+    # Rows are gathered one table at a time and turned into columns at once, so no gathered
+    # copy outlives its line (fresh memory costs page faults).
+    for polygon, shape in enumerate((shape_a, shape_b)):
+        np.copyto(frame[0, :, polygon], verts.take(shape, axis=0).transpose(2, 1, 0))
+        np.copyto(frame[1, :, polygon], norms.take(shape, axis=0).transpose(2, 1, 0))
+    ca, sa, cb, sb = rot_a[:, 0], rot_a[:, 1], rot_b[:, 0], rot_b[:, 1]
+    qc, qs = ca * cb + sa * sb, ca * sb - sa * cb          # B's rotation relative to A's
+    dx, dy = pos_b[:, 0] - pos_a[:, 0], pos_b[:, 1] - pos_a[:, 1]
+    frame[0, :, 0] -= origin[:, None]
+    b = frame[:, :, 1]
+    x = qc * b[:, 0] - qs * b[:, 1]
+    np.add(qs * b[:, 0], qc * b[:, 1], out=b[:, 1])
+    b[:, 0] = x
+    # B's origin, less A's vertex 0.
+    b[0, 0] += (ca * dx + sa * dy) - origin[0]
+    b[0, 1] += (ca * dy - sa * dx) - origin[1]
+    frame_verts, frame_norms = frame
+    return frame_verts, frame_norms
+
+
+def _collide_polygons(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, shape_a: np.ndarray,
+                      shape_b: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray, pos_b: np.ndarray,
+                      rot_b: np.ndarray, margin: np.ndarray | float) -> ManifoldBatch:
+    """collide_polygons for the polygons at rows shape_a and shape_b (P,) of a table of padded
+    geometry (verts, norms (S, K, 2), count (S,)); transforms (P, 2) as there."""
+    origin = verts[:, 0].T.take(shape_a, axis=1)
+    counts = np.stack([count.take(shape_a), count.take(shape_b)])
+    # Nested calls, so that each stage's inputs (4 MB on 15,000 pairs for the first) are freed
+    # before the next stage allocates: fresh memory costs page faults.
+    choice = _choose_face(_candidate_faces(*_in_frame_of_a(verts, norms, shape_a, shape_b, pos_a, rot_a, pos_b,
+                                                           rot_b, origin), counts))
+    limit = _margins(margin, len(shape_a))
+    separation = choice.separation
+
+    # Clipped points, in the slot order that makes the ids read (A vertex, B vertex).
+    points = choice.midpoints
+    depths = -choice.clip_separation
+    ids = _feature_id(choice.index_a, choice.index_b[::-1])
+    valid = choice.in_slab & (choice.clip_separation <= limit) & (separation <= limit)
+    normal = np.negative(choice.normal, out=choice.normal, where=choice.flip)
+
+    # Only shapes clearly apart can meet corner to corner (Box2D); touching shapes get the
+    # clipper's face contact, and the vertex-vertex normal could not be normalised safely.
+    # A vertex-vertex manifold is one point, in slot 0.
+    apart = np.flatnonzero(separation > VERTEX_CONTACT_GAP)
+    if len(apart):
+        ends, flip = choice.ends[..., apart], choice.flip[apart]
+        corner = _vertex_vertex(np.where(flip, ends[:, 2:], ends[:, :2]), np.where(flip, ends[:, :2], ends[:, 2:]),
+                                choice.index_a[:, apart], choice.index_b[:, apart], choice.overlap[apart])
+        found = corner.found
+        single = apart[found]
+        if len(single):
+            normal[:, single] = corner.normal[:, found]
+            points[:, 0, single] = corner.midpoint[:, found]
+            depths[0, single] = -corner.distance[found]
+            ids[0, single] = corner.id[found]
+            valid[0, single] = (corner.distance[found] <= limit[single]) & (separation[single] <= limit[single])
+            valid[1, single] = False
+    return _finish(normal, points + origin[:, None], depths, ids, valid, pos_a, rot_a)
 
 
 def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarray,
@@ -435,51 +667,18 @@ def collide_polygons(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarr
     1. Separating axis test: A's edge that best separates B, and B's edge that best separates A.
        Farther apart than `margin` (default SPECULATIVE_DISTANCE) -> no points.
     2. The reference face is A's edge unless B's separates by REFERENCE_FACE_TOLERANCE more
-       (the bias keeps the choice from flickering; see choose_faces for one exception); the
+       (the bias keeps the choice from flickering; see _choose_faces for one exception); the
        incident edge is the other polygon's edge most anti-parallel to it.
     3. Apart by more than VERTEX_CONTACT_GAP and the two edges closest at a vertex of each -> one
        vertex-vertex point along the line between them. Otherwise clip the incident edge to the
        reference edge's side planes and keep the points within `margin` of the face.
     """
-    # A's frame shifted to A's vertex 0 keeps every coordinate near zero (Box2D does the same).
-    origin = verts_a[:, 0, :]
-    p, q = _relative_transform(pos_a, rot_a, pos_b, rot_b)
-    v_a = verts_a - origin[:, None, :]
-    v_b = rotate(q[:, None, :], verts_b) + (p - origin)[:, None, :]
-    faces, separation = choose_faces(v_a, norms_a, count_a, v_b, rotate(q[:, None, :], norms_b), count_b)
-
-    ia1, ia2 = faces.edge_a, next_vertex(faces.edge_a, count_a)
-    ib1, ib2 = faces.edge_b, next_vertex(faces.edge_b, count_b)
-    corner = vertex_vertex(*edge_of(v_a, count_a, ia1), *edge_of(v_b, count_b, ib1), (ia1, ia2), (ib1, ib2),
-                            faces.clipped.overlap)
-    # Only shapes clearly apart can meet corner to corner (Box2D); touching shapes get the
-    # clipper's face contact, and the vertex-vertex normal could not be normalised safely.
-    single = (corner.found & (separation > VERTEX_CONTACT_GAP))[:, None]
-
-    # Clipped points in Box2D's order: (lower, upper) along the reference tangent, reversed
-    # when B is the reference. Either way slot 0 is made by A's edge start and B's edge end,
-    # slot 1 by A's edge end and B's edge start, so ids always read (A vertex, B vertex).
-    f, clipped = faces.flip[:, None], faces.clipped
-    limit = _margins(margin, len(separation))
-    kept = clipped.in_slab & (clipped.separation <= limit[:, None])
-    clip_points = np.where(f[:, :, None], clipped.midpoints[:, ::-1], clipped.midpoints)
-    clip_seps = np.where(f, clipped.separation[:, ::-1], clipped.separation)
-    clip_valid = np.where(f, kept[:, ::-1], kept)
-    clip_ids = np.stack([_feature_id(ia1, ib2), _feature_id(ia2, ib1)], axis=1)
-
-    # A vertex-vertex manifold is one point, in slot 0.
-    empty_slot = np.zeros(len(separation))
-    corner_points = np.stack([corner.midpoint, np.zeros_like(corner.midpoint)], axis=1)
-    corner_seps = np.stack([corner.distance, empty_slot], axis=1)
-    corner_ids = np.stack([corner.id, np.zeros_like(corner.id)], axis=1)
-    corner_valid = np.stack([corner.distance <= limit, empty_slot != 0.0], axis=1)
-
-    normal = np.where(single, corner.normal, np.where(f, -faces.normal, faces.normal))
-    points = np.where(single[:, :, None], corner_points, clip_points) + origin[:, None, :]
-    depths = -np.where(single, corner_seps, clip_seps)
-    ids = np.where(single, corner_ids, clip_ids)
-    valid = (separation <= limit)[:, None] & np.where(single, corner_valid, clip_valid)
-    return _finish(normal, points, depths, ids, valid, pos_a, rot_a)
+    slots = max(verts_a.shape[1], verts_b.shape[1])
+    verts = np.concatenate([_padded(verts_a, slots), _padded(verts_b, slots)])
+    norms = np.concatenate([_padded(norms_a, slots), _padded(norms_b, slots)])
+    shapes = np.arange(2 * len(count_a))
+    return _collide_polygons(verts, norms, np.concatenate([count_a, count_b]), shapes[:len(count_a)],
+                             shapes[len(count_a):], pos_a, rot_a, pos_b, rot_b, margin)
 
 
 # ----------------------------------------------------------------------------- mixed batches
@@ -490,39 +689,84 @@ def _negated(batch: ManifoldBatch) -> ManifoldBatch:
     return ManifoldBatch(0.0 - batch.normal, batch.points, batch.depths, batch.ids, batch.valid)
 
 
+def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray, pair_a: np.ndarray,
+                   pair_b: np.ndarray, margin: np.ndarray | float = SPECULATIVE_DISTANCE) -> ManifoldBatch:
+    """Manifolds of P pairs of rows (pair_a[p], pair_b[p]) of a shape table, as the world's
+    narrowphase stores them.
+
+    `shapes` has the world's columns `kind` (shapes.CIRCLE or shapes.POLYGON), `verts` and
+    `norms` (S, K, 2) padded local geometry (a circle's centre is vertex 0), `count` and
+    `radius` (m); shape s lies on body body_of[s], placed by pos (N, 2) (m) and rot (N, 2)
+    (cos, sin). Each pair type is gathered, collided in one call, and scattered back; circle
+    vs polygon runs as polygon vs circle with the normal negated. `margin` (m, scalar or (P,))
+    is each pair's speculative distance: points farther apart than it are dropped. The world
+    widens it by how far the pair can move in a step.
+    """
+    count = len(pair_a)
+    margin = _margins(margin, count)
+    kind_a, kind_b = shapes.kind[pair_a], shapes.kind[pair_b]
+    circle_a, circle_b = kind_a == CIRCLE, kind_b == CIRCLE
+    poly_a, poly_b = kind_a == POLYGON, kind_b == POLYGON
+
+    # Each collider takes the pairs `r` of its type: an index array, or a whole slice. take()
+    # gathers rows several times faster than fancy indexing does (the vertices of 15,000
+    # shapes: 0.04 ms against 0.15 ms).
+    def rows(r):
+        a, b = pair_a[r], pair_b[r]
+        ba, bb = body_of.take(a), body_of.take(b)
+        return a, b, pos.take(ba, axis=0), rot.take(ba, axis=0), pos.take(bb, axis=0), rot.take(bb, axis=0)
+
+    def circles(r):
+        a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
+        return collide_circles(shapes.verts[a, 0], shapes.radius.take(a), pos_a, rot_a,
+                               shapes.verts[b, 0], shapes.radius.take(b), pos_b, rot_b, margin[r])
+
+    def polygon_circle(r):
+        a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
+        return collide_polygon_circle(shapes.verts.take(a, axis=0), shapes.norms.take(a, axis=0),
+                                      shapes.count.take(a), pos_a, rot_a, shapes.verts[b, 0],
+                                      shapes.radius.take(b), pos_b, rot_b, margin[r])
+
+    def circle_polygon(r):
+        a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
+        return _negated(collide_polygon_circle(shapes.verts.take(b, axis=0), shapes.norms.take(b, axis=0),
+                                               shapes.count.take(b), pos_b, rot_b, shapes.verts[a, 0],
+                                               shapes.radius.take(a), pos_a, rot_a, margin[r]))
+
+    def polygons(r):
+        a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
+        return _collide_polygons(shapes.verts, shapes.norms, shapes.count, a, b, pos_a, rot_a, pos_b, rot_b,
+                                 margin[r])
+
+    out = None
+    for mask, collider in ((poly_a & poly_b, polygons), (circle_a & circle_b, circles),
+                           (poly_a & circle_b, polygon_circle), (circle_a & poly_b, circle_polygon)):
+        r = np.flatnonzero(mask)
+        if len(r) == count:
+            # A batch of one pair type (a box stack, a rain of balls) needs no scattering.
+            return collider(slice(None))
+        if len(r):
+            out = ManifoldBatch.empty(count) if out is None else out
+            _scatter(out, r, collider(r))
+    return ManifoldBatch.empty(count) if out is None else out
+
+
 def collide_pairs(kind_a: np.ndarray, verts_a: np.ndarray, norms_a: np.ndarray,
                   count_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarray,
                   rot_a: np.ndarray, kind_b: np.ndarray, verts_b: np.ndarray,
                   norms_b: np.ndarray, count_b: np.ndarray, radius_b: np.ndarray,
                   pos_b: np.ndarray, rot_b: np.ndarray,
                   margin: np.ndarray | float = SPECULATIVE_DISTANCE) -> ManifoldBatch:
-    """Manifolds of P mixed pairs, as the world's narrowphase stores them.
+    """collide_shapes for P mixed pairs given shape by shape: kind (P,), padded local
+    vertices and normals (P, K, 2), counts and radii (P,), transforms (P, 2) of each side."""
+    def both(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.concatenate([a, b])
 
-    kind (P,) is shapes.CIRCLE or shapes.POLYGON; vertices and normals are padded local
-    geometry (P, K, 2) (a circle's centre is vertex 0), counts (P,), radii (P,) in metres,
-    transforms as for the colliders. Each pair type is gathered, collided in one call, and
-    scattered back; circle vs polygon runs as polygon vs circle with the normal negated.
-    `margin` (m, scalar or (P,)) is each pair's speculative distance: points farther apart
-    than it are dropped. The world widens it by how far the pair can move in a step.
-    """
-    out = ManifoldBatch.empty(len(kind_a))
-    margin = _margins(margin, len(kind_a))
-    circle_a, circle_b = kind_a == CIRCLE, kind_b == CIRCLE
-    poly_a, poly_b = kind_a == POLYGON, kind_b == POLYGON
-
-    r = np.flatnonzero(circle_a & circle_b)
-    _scatter(out, r, collide_circles(verts_a[r, 0], radius_a[r], pos_a[r], rot_a[r],
-                                     verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r], margin[r]))
-    r = np.flatnonzero(poly_a & circle_b)
-    _scatter(out, r, collide_polygon_circle(verts_a[r], norms_a[r], count_a[r], pos_a[r], rot_a[r],
-                                            verts_b[r, 0], radius_b[r], pos_b[r], rot_b[r], margin[r]))
-    r = np.flatnonzero(circle_a & poly_b)
-    _scatter(out, r, _negated(collide_polygon_circle(verts_b[r], norms_b[r], count_b[r], pos_b[r], rot_b[r],
-                                                     verts_a[r, 0], radius_a[r], pos_a[r], rot_a[r], margin[r])))
-    r = np.flatnonzero(poly_a & poly_b)
-    _scatter(out, r, collide_polygons(verts_a[r], norms_a[r], count_a[r], pos_a[r], rot_a[r],
-                                      verts_b[r], norms_b[r], count_b[r], pos_b[r], rot_b[r], margin[r]))
-    return out
+    table = SimpleNamespace(kind=both(kind_a, kind_b), verts=both(verts_a, verts_b), norms=both(norms_a, norms_b),
+                            count=both(count_a, count_b), radius=both(radius_a, radius_b))
+    rows = np.arange(2 * len(kind_a))
+    return collide_shapes(table, rows, both(pos_a, pos_b), both(rot_a, rot_b), rows[:len(kind_a)],
+                          rows[len(kind_a):], margin)
 
 
 def _scatter(out: ManifoldBatch, rows: np.ndarray, batch: ManifoldBatch) -> None:

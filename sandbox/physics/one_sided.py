@@ -50,7 +50,6 @@ def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: n
     re = rot[be]
     a = pos[be] + rotate(re, shapes.verts[edge, 0])
     n = rotate(re, shapes.norms[edge, 0])
-    neighbor = rotate(re[:, None], shapes.edge_neighbors[edge])  # (r, 2, 2): prev, next normals
     centroid = pos[bo] + rotate(rot[bo], shapes.centroid[other])
 
     behind = dot(centroid - a, n) < 0.0
@@ -58,7 +57,7 @@ def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: n
     toward_b = cross(n, normal) > 0.0  # tilted toward b: b - a is n turned counter-clockwise
     end = toward_b.astype(np.int64)
     convex = shapes.edge_convex[edge, end]
-    n_next = neighbor[np.arange(len(rows)), end]
+    n_next = rotate(re, shapes.edge_neighbors[edge, end])  # the neighbour's normal at that end
     turn = cross(n, n_next)
     in_cone = (cross(n, normal) * turn >= 0.0) & (cross(normal, n_next) * turn >= 0.0)
     snap = ~face & ~convex & ~behind
