@@ -27,7 +27,7 @@ from .manifold_cache import ManifoldCache
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
 from .shapes import CIRCLE, POLYGON, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
-from .solver import BodyState, ContactSolver, Softness
+from .solver import BodyState, ContactSolver, Scratch, Softness
 from .tiles import TileMap
 
 _F8 = np.float64
@@ -101,6 +101,7 @@ class World:
         self._shape_handles: list[ShapeRef] = []
         self._table = ContactTable()
         self._manifolds = ManifoldCache()
+        self._scratch = Scratch()
         self._tilemaps: list[tuple[TileMap, Body, int, int]] = []
         self.contacts: ContactSet = ContactSet.empty()
         """The manifolds of the last step (see `ContactSet`)."""
@@ -537,7 +538,7 @@ class World:
         ground = ~(dynamic[contacts.body_a] & dynamic[contacts.body_b])
         pivot_a, pivot_b = self._pivots(contacts, rot_c)
         solver = ContactSolver(contacts, bounds, centers, body, pivot_a, pivot_b, ground, h, contact_soft, static_soft,
-                               self.contact_push_max_velocity, self.restitution_threshold)
+                               self.contact_push_max_velocity, self.restitution_threshold, self._scratch)
         separation = solver.separations(body)
         for _ in range(self._substeps):
             body.velocity += dv
