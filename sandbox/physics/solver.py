@@ -118,24 +118,48 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a.conj() * b).imag
 
 
-@dataclass
 class _Colour:
-    """Views of one colour's run of the solver arrays (see `ContactSolver`)."""
+    """One colour's run of the solver arrays: views bound once per step, so a sweep makes no
+    Python-level slicing and allocates nothing (each row's arrays are unpacked from a tuple).
 
-    run: slice             # its manifolds
-    take: np.ndarray       # (6 m,) flat indices into the (3, N) velocity block
-    jacobian: np.ndarray   # (4, 6, m)
-    response: np.ndarray   # (4, 6, m)
-    coupling: np.ndarray   # (4, 4, m)
-    mass: np.ndarray       # (4, m) 1 / K[r, r], 0 for a missing point
-    impulse: np.ndarray    # (4, m) accumulated impulses, N s
-    max_normal: np.ndarray  # (2, m)
-    keep: np.ndarray       # (2, m) the normal rows' C1, C2, C3 this pass (see `_coefficients`)
-    scale: np.ndarray      # (2, m)
-    push: np.ndarray       # (2, m)
-    friction: np.ndarray   # (m,)
-    delta: np.ndarray      # (4, m) scratch: this pass's row impulses
-    points: tuple[int, ...]  # (0, 1), or (0,) when no manifold of the colour has a second point
+    `work` is this colour's block of the solver's scratch, carved into the gathered
+    velocities `u` (6 m,), the row speeds `speed` (4, m), the velocity change `change` (6, m)
+    and row buffers."""
+
+    def __init__(self, solver: "ContactSolver", run: slice, take: np.ndarray, two_points: bool,
+                 work: np.ndarray) -> None:
+        m = run.stop - run.start
+        self.run, self.take = run, take
+        self.jacobian, self.response = solver.jacobian[..., run], solver.response[..., run]
+        self.coupling, self.mass = solver.coupling[..., run], solver.mass[:, run]
+        self.impulse, self.delta = solver.impulse[:, run], solver.delta[:, run]
+        self.max_normal = solver.max_normal_impulse[:, run]
+        self.u, self.speed = work[: 6 * m], work[6 * m: 10 * m].reshape(4, m)
+        self.change = work[10 * m: 16 * m].reshape(6, m)
+        self.total, self.limit = work[16 * m: 17 * m], work[17 * m: 18 * m]
+        product = work[18 * m: 21 * m].reshape(3, m)
+        # A colour of one-point manifolds (circles) skips the empty second point's rows: their
+        # impulses stay zero.
+        points = (0, 1) if two_points else (0,)
+        lam, d, k, sp = self.impulse, self.delta, self.coupling, self.speed
+        self.normal_rows = [(solver.keep[j, run], solver.scale[j, run], solver.push[j, run], sp[j], lam[j], d[j],
+                             k[j + 1:, j], sp[j + 1:], product[j:]) for j in points]
+        # Friction at point 0 passes its impulse on to point 1's friction row; point 1 to none.
+        follows = [(k[3, 2], sp[3], product[2]), None]
+        self.friction_rows = [(self.mass[2 + j], sp[2 + j], lam[2 + j], lam[j], d[2 + j],
+                               follows[j] if two_points else None) for j in points]
+        self.friction = solver.friction[run]
+
+    def gather(self, velocity: np.ndarray) -> None:
+        """Take the colour's body velocities from the flat (3 N,) block, and the row speeds."""
+        np.take(velocity, self.take, out=self.u)
+        np.einsum("rkm,km->rm", self.jacobian, self.u.reshape(6, -1), out=self.speed)
+
+    def scatter(self, velocity: np.ndarray) -> None:
+        """Apply this sweep's row impulses `delta` to the gathered velocities and write them back."""
+        np.einsum("rkm,rm->km", self.response, self.delta, out=self.change)
+        self.u += self.change.reshape(-1)
+        velocity[self.take] = self.u
 
 
 class ContactSolver:
@@ -201,15 +225,11 @@ class ContactSolver:
         flat = np.arange(3)[:, None] * n_body
         self.all_take = (flat + np.concatenate([a, b])).ravel()
         self.relative_velocity = self._speeds(body.velocity.ravel().take(self.all_take), self.jacobian[:2])
-        self.colours = [self._colour(s, e, flat, valid) for s, e in zip(bounds[:-1], bounds[1:])]
-
-    def _colour(self, start: int, end: int, flat: np.ndarray, valid: np.ndarray) -> _Colour:
-        run = slice(start, end)
-        take = (flat + np.concatenate([self.a[run], self.b[run]])).ravel()
-        return _Colour(run, take, self.jacobian[..., run], self.response[..., run], self.coupling[..., run],
-                       self.mass[:, run], self.impulse[:, run], self.max_normal_impulse[:, run],
-                       self.keep[:, run], self.scale[:, run], self.push[:, run], self.friction[run],
-                       self.delta[:, run], (0, 1) if valid[1, run].any() else (0,))
+        work = scratch.get("colour work", (21 * m,))
+        self.colours = [
+            _Colour(self, slice(s, e), (flat + np.concatenate([a[s:e], b[s:e]])).ravel(), bool(valid[1, s:e].any()),
+                    work[21 * s: 21 * e])
+            for s, e in zip(bounds[:-1], bounds[1:])]
 
     @staticmethod
     def _speeds(gathered: np.ndarray, jacobian: np.ndarray) -> np.ndarray:
@@ -259,32 +279,33 @@ class ContactSolver:
         velocity = body.velocity.reshape(-1)
         assert np.shares_memory(velocity, body.velocity), "BodyState.velocity must be C-contiguous"
         for c in self.colours:
-            u = velocity.take(c.take)
-            speed = self._speeds(u, c.jacobian)
-            lam, d = c.impulse, c.delta
-            # A colour of one-point manifolds (circles) skips the empty second point's rows:
-            # their impulses stay zero.
-            for j in c.points:
-                total = c.keep[j] * lam[j]
-                total -= c.scale[j] * speed[j]
-                total -= c.push[j]
+            c.gather(velocity)
+            total, limit = c.total, c.limit
+            for keep, scale, push, speed, lam, d, coupling, later, product in c.normal_rows:
+                np.multiply(keep, lam, out=total)
+                np.multiply(scale, speed, out=d)
+                total -= d
+                total -= push
                 np.maximum(total, 0.0, out=total)
-                np.subtract(total, lam[j], out=d[j])
-                lam[j] = total
-                speed[j + 1:] += c.coupling[j + 1:, j] * d[j]
-            for j in c.points:
-                row = 2 + j
-                limit = c.friction * lam[j]
-                total = lam[row] - c.mass[row] * speed[row]
+                np.subtract(total, lam, out=d)
+                np.copyto(lam, total)
+                np.multiply(coupling, d, out=product)
+                later += product
+            for mass, speed, lam, lam_normal, d, follow in c.friction_rows:
+                np.multiply(c.friction, lam_normal, out=limit)
+                np.multiply(mass, speed, out=d)
+                np.subtract(lam, d, out=total)
                 np.minimum(total, limit, out=total)
-                np.maximum(total, -limit, out=total)
-                np.subtract(total, lam[row], out=d[row])
-                lam[row] = total
-                if row == 2 and len(c.points) == 2:
-                    speed[3] += c.coupling[3, 2] * d[2]
-            np.maximum(c.max_normal, lam[:2], out=c.max_normal)
-            u += np.einsum("rkm,rm->km", c.response, d).ravel()
-            velocity[c.take] = u
+                np.negative(limit, out=limit)
+                np.maximum(total, limit, out=total)
+                np.subtract(total, lam, out=d)
+                np.copyto(lam, total)
+                if follow is not None:
+                    coupling, later, product = follow
+                    np.multiply(coupling, d, out=product)
+                    later += product
+            np.maximum(c.max_normal, c.impulse[:2], out=c.max_normal)
+            c.scatter(velocity)
 
     def restitution_pass(self, body: BodyState) -> None:
         """Make each bouncing point leave at `restitution` times its approach speed.
@@ -300,9 +321,8 @@ class ContactSolver:
             bounce = bounce_all[:, run]
             if not bounce.any():
                 continue
-            u = velocity.take(c.take)
-            speed = self._speeds(u, c.jacobian[:2])
-            lam, d = c.impulse, c.delta
+            c.gather(velocity)
+            lam, d, speed = c.impulse, c.delta, c.speed
             target = self.restitution[run] * self.relative_velocity[:, run]
             d[2:] = 0.0
             for j in (0, 1):
@@ -311,8 +331,7 @@ class ContactSolver:
                 lam[j] = total
                 if j == 0:
                     speed[1] += c.coupling[1, 0] * d[0]
-            u += np.einsum("rkm,rm->km", c.response, d).ravel()
-            velocity[c.take] = u
+            c.scatter(velocity)
 
     def store_impulses(self) -> None:
         """Write the accumulated impulses back into the `ContactSet` (for warm starting and display)."""
