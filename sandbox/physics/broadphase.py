@@ -19,17 +19,20 @@ MAX_CELLS_PER_SHAPE = 4096
 
 def grid_cell_size(lower: np.ndarray, upper: np.ndarray) -> float:
     """A cell size near twice the median box extent: small boxes share few cells."""
-    extent = np.max(upper - lower, axis=1)
+    extent = np.maximum(upper[:, 0] - lower[:, 0], upper[:, 1] - lower[:, 1])
     return float(max(2.0 * np.median(extent), 1e-3)) if len(extent) else 1.0
 
 
-def overlapping_pairs(lower: np.ndarray, upper: np.ndarray, cell: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def overlapping_pairs(lower: np.ndarray, upper: np.ndarray, cell: float | None = None,
+                      rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Indices (i, j), i < j, of every pair of boxes that overlap, sorted by (i, j).
 
     `lower`, `upper`: (n, 2) box corners in metres. Touching boxes count as overlapping.
+    `rows`: if given, only the pairs with at least one box among these rows (a query of some
+    boxes against all of them: only the queried boxes' grid entries are paired).
     """
     n = len(lower)
-    if n < 2:
+    if n < 2 or (rows is not None and len(rows) == 0):
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
     cell = grid_cell_size(lower, upper) if cell is None else cell
@@ -39,9 +42,9 @@ def overlapping_pairs(lower: np.ndarray, upper: np.ndarray, cell: float | None =
     covered = span[:, 0] * span[:, 1]
     if covered.max() > MAX_CELLS_PER_SHAPE:
         scale = np.sqrt(covered.max() / MAX_CELLS_PER_SHAPE)
-        return overlapping_pairs(lower, upper, cell * float(np.ceil(scale)))
+        return overlapping_pairs(lower, upper, cell * float(np.ceil(scale)), rows)
 
-    # One entry per (box, covered cell).
+    # One entry per (box, covered cell), sorted by cell.
     owner = np.repeat(np.arange(n), covered)
     first = np.cumsum(covered) - covered
     local = np.arange(len(owner)) - first[owner]
@@ -50,25 +53,49 @@ def overlapping_pairs(lower: np.ndarray, upper: np.ndarray, cell: float | None =
     key = _cell_key(cx, cy)
     order = np.argsort(key)
     key, owner = key[order], owner[order]
-
-    # Within each run of equal keys, pair every entry with every later entry of the run.
     run_start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    run_end = np.r_[run_start[1:], len(key)]
-    end = np.repeat(run_end, np.diff(np.r_[run_start, len(key)]))
-    later = end - np.arange(len(key)) - 1
-    p = np.repeat(np.arange(len(key)), later)
-    q = p + 1 + np.arange(len(p)) - np.repeat(np.cumsum(later) - later, later)
+    run_size = np.diff(np.r_[run_start, len(key)])
+    start = np.repeat(run_start, run_size)  # where each entry's run starts
+    if rows is None:
+        # Pair every entry with every later entry of its run.
+        later = start + np.repeat(run_size, run_size) - np.arange(len(key)) - 1
+        p = np.repeat(np.arange(len(key)), later)
+        q = p + 1 + _offsets(later)
+    else:
+        # Pair every queried entry with every other entry of its run; a pair of two queried
+        # entries is made from both ends, so keep it from the earlier one only.
+        query = np.zeros(n, dtype=bool)
+        query[rows] = True
+        mine = np.flatnonzero(query[owner])
+        others = np.repeat(run_size, run_size)[mine] - 1
+        p = np.repeat(mine, others)
+        offset = _offsets(others)
+        q = start[p] + offset + (offset >= p - start[p])
+        keep = (q > p) | ~query[owner[q]]
+        p, q = p[keep], q[keep]
     a, b = owner[p], owner[q]
 
-    # Keep a pair in one cell only (the overlap's lower-left corner), and only if it overlaps.
-    corner = np.floor(np.maximum(lower[a], lower[b]) / cell)
-    corner = np.clip(corner, -_CELL_LIMIT, _CELL_LIMIT).astype(np.int64)
-    overlap = np.all((lower[a] <= upper[b]) & (lower[b] <= upper[a]), axis=1)
-    keep = overlap & (_cell_key(corner[:, 0], corner[:, 1]) == key[p])
-    i, j = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
-    order = np.argsort(i * n + j)
-    return i[order], j[order]
+    # Keep the pairs that overlap, each from one cell only: the one holding the lower-left
+    # corner of the overlap. One coordinate column at a time: gathers of (P, 2) rows and
+    # np.all(axis=1) took 4.4 ms of the 7.4 ms the base-100 pyramid needed, columns 0.9 ms.
+    lx, ly = np.ascontiguousarray(lower[:, 0]), np.ascontiguousarray(lower[:, 1])
+    ux, uy = np.ascontiguousarray(upper[:, 0]), np.ascontiguousarray(upper[:, 1])
+    hit = np.flatnonzero((lx[a] <= ux[b]) & (lx[b] <= ux[a]) & (ly[a] <= uy[b]) & (ly[b] <= uy[a]))
+    a, b, p = a[hit], b[hit], p[hit]
+    corner_x = np.clip(np.floor(np.maximum(lx[a], lx[b]) / cell), -_CELL_LIMIT, _CELL_LIMIT).astype(np.int64)
+    corner_y = np.clip(np.floor(np.maximum(ly[a], ly[b]) / cell), -_CELL_LIMIT, _CELL_LIMIT).astype(np.int64)
+    once = _cell_key(corner_x, corner_y) == key[p]
+    a, b = a[once], b[once]
+    pair = np.minimum(a, b) * n + np.maximum(a, b)
+    pair.sort()
+    return np.divmod(pair, n)
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """0, 1, ..., count - 1 for each count in turn."""
+    return np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
 def _cell_key(cx: np.ndarray, cy: np.ndarray) -> np.ndarray:
     return ((cx + _CELL_LIMIT) << 22) | (cy + _CELL_LIMIT)
+

@@ -373,10 +373,14 @@ class World:
             return np.zeros((0, 2)), np.zeros((0, 2))
         rot = np.exp(1j * b.angle)[s.body]
         # (K, S): reducing over the leading axis is about 3x faster than over a short last axis.
-        world = _complex(b.pos)[s.body] + rot * s.verts.view(np.complex128)[..., 0].T
+        # Contiguous copies first: arithmetic on the strided views took 1.0 ms for the 5051
+        # shapes of the base-100 pyramid, 0.26 ms with the copies (same bits).
+        local = np.ascontiguousarray(s.verts.view(np.complex128)[..., 0].T)
+        world = _complex(b.pos)[s.body] + rot * local
+        x, y = np.ascontiguousarray(world.real), np.ascontiguousarray(world.imag)
         extra = (s.radius + grow)[:, None]
-        lower = np.stack([world.real.min(0), world.imag.min(0)], axis=1) - extra
-        upper = np.stack([world.real.max(0), world.imag.max(0)], axis=1) + extra
+        lower = np.stack([x.min(0), y.min(0)], axis=1) - extra
+        upper = np.stack([x.max(0), y.max(0)], axis=1) + extra
         return lower, upper
 
     # ----------------------------------------------------------------- queries
