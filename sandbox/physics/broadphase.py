@@ -4,6 +4,9 @@ Each box is entered into every grid cell it covers; entries are sorted by cell, 
 yields the pairs of its entries. A pair that shares several cells is reported only by the cell
 that holds the lower-left corner of the two boxes' overlap, so no deduplication pass is needed.
 All of it is whole-array NumPy work: no loop over shapes or cells.
+
+`FatPairs` keeps the pairs from step to step: each box gets a fat box, and only the boxes that
+leave theirs are looked up again, by a grid query of those boxes against all the others.
 """
 
 from __future__ import annotations
@@ -99,3 +102,71 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
 def _cell_key(cx: np.ndarray, cy: np.ndarray) -> np.ndarray:
     return ((cx + _CELL_LIMIT) << 22) | (cy + _CELL_LIMIT)
 
+
+class FatPairs:
+    """The pairs of boxes whose fat boxes overlap, kept from step to step as Box2D keeps them.
+
+    Each box has a fat box: the box as it was when last placed, enlarged by a margin. While a
+    box stays inside its fat box its pairs stay as they were; a box that escapes gets a new fat
+    box, and its pairs are found again by a grid query of the escaped boxes against all fat
+    boxes, merged with the kept pairs of the others. Two boxes that overlap have overlapping
+    fat boxes, so the list holds every overlapping pair (and more: the caller filters it with
+    the boxes of the moment). Call `reset` whenever boxes are added or removed.
+    """
+
+    FULL_REBUILD_FRACTION = 0.5
+    """When more than this fraction of the boxes escaped, all pairs are found afresh: the query
+    of a subset then costs as much as the full grid, and the merge is extra. Measured on the
+    tumbler bench scene (2029 fat boxes): a quarter of them queried 2.2 ms, half 5.1 ms, the
+    full grid 5.2 ms."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the fat boxes and pairs: the next `update` builds them from scratch."""
+        self._fresh = True
+        self.lower = np.zeros((0, 2))
+        self.upper = np.zeros((0, 2))
+        self._key = np.zeros(0, dtype=np.int64)
+        self.i = self._key
+        self.j = self._key
+
+    def update(self, lower: np.ndarray, upper: np.ndarray, margin: np.ndarray,
+               group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Refit the fat boxes to this step's boxes; return the pairs (i, j), i < j, sorted by
+        (i, j), whose fat boxes overlap and whose `group`s differ.
+
+        `lower`, `upper`: (n, 2) box corners now, m, the same n boxes as at the last update
+        unless `reset` was called. `margin`: (n,) m, how much a new fat box is larger than its
+        box on every side. `group`: (n,) int, boxes of one group (one body's shapes) never pair.
+        """
+        n = len(lower)
+        if self._fresh:
+            self.lower, self.upper = np.empty((n, 2)), np.empty((n, 2))
+            escaped = np.arange(n)
+        else:
+            # Flat coordinates, not np.any(axis=1): a reduction over a last axis of 2 is slow
+            # (0.27 ms against 0.03 ms for the 5051 boxes of the base-100 pyramid).
+            out = np.flatnonzero((lower < self.lower).ravel() | (upper > self.upper).ravel())
+            escaped = np.unique(out >> 1)
+            if len(escaped) == 0:
+                return self.i, self.j
+        self.lower[escaped] = lower[escaped] - margin[escaped, None]
+        self.upper[escaped] = upper[escaped] + margin[escaped, None]
+        if len(escaped) > self.FULL_REBUILD_FRACTION * n:
+            i, j = overlapping_pairs(self.lower, self.upper)
+            keep = group[i] != group[j]
+            key = i[keep] * n + j[keep]
+        else:
+            i, j = overlapping_pairs(self.lower, self.upper, rows=escaped)
+            keep = group[i] != group[j]
+            found = i[keep] * n + j[keep]  # sorted, as the pairs are
+            moved = np.zeros(n, dtype=bool)
+            moved[escaped] = True
+            kept = self._key[~(moved[self.i] | moved[self.j])]
+            key = np.insert(kept, np.searchsorted(kept, found), found)
+        self._fresh = False
+        self._key = key
+        self.i, self.j = np.divmod(key, n)
+        return self.i, self.j

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import queries, settings
 from .body import BODY_TYPES, DYNAMIC, KINEMATIC, STATIC, Body, ShapeRef
-from .broadphase import overlapping_pairs
+from .broadphase import FatPairs
 from .coloring import color_constraints, color_order
 from .columns import Columns
 from .contacts import MAX_SHAPES, ContactSet, ContactTable, find_manifolds
@@ -97,6 +97,7 @@ class World:
         self._body_handles: list[Body] = []
         self._shape_handles: list[ShapeRef] = []
         self._table = ContactTable()
+        self._fat_pairs = FatPairs()
         self._tilemaps: list[tuple[TileMap, Body, int, int]] = []
         self.contacts: ContactSet = ContactSet.empty()
         """The manifolds of the last step (see `ContactSet`)."""
@@ -189,6 +190,7 @@ class World:
                 handle._row = int(remap[handle._row]) if handle._row >= 0 else -1
             handles[:] = [h for h in handles if h._row >= 0]
         self._table.remap_shapes(shape_remap)
+        self._fat_pairs.reset()  # shape rows were renumbered
         self.contacts = ContactSet.empty()
         self._bodies.awake[:] = True  # whatever it held up must fall; island ids were rows
         self._bodies.sleep_time[:] = 0.0
@@ -237,6 +239,7 @@ class World:
                                    centroid=centroid, core=_core_radius(shape, centroid))
         handle = ShapeRef(self, srow, shape)
         self._shape_handles.append(handle)
+        self._fat_pairs.reset()  # the new shape has no fat box yet
         self._update_mass(row)
         return handle
 
@@ -271,6 +274,7 @@ class World:
             edge_convex=np.stack([tiles.convex_start, tiles.convex_end], axis=1))
         self._shape_handles.extend(ShapeRef(self, int(row), Segment(p, q)) for row, p, q in zip(rows, a, b))
         self._tilemaps.append((tiles, body, category, mask))
+        self._fat_pairs.reset()  # the new edges have no fat boxes yet
         return body
 
     @property
@@ -411,7 +415,11 @@ class World:
     def _candidate_pairs(self, dt: float):
         """Shape pairs whose swept, enlarged bounds overlap and that may collide; and each shape's
         reach this step (how far any of its points can move, m). A sleeping island whose bounds
-        meet an awake or moving body is woken here, before the pairs are chosen."""
+        meet an awake or moving body is woken here, before the pairs are chosen.
+
+        The pairs come from `FatPairs`, kept from step to step, and are filtered here every step
+        with the bounds of the moment, so they are exactly the pairs a from-scratch grid would
+        find (same set, same order): the cache saves time, never changes a result."""
         s, b = self._shapes, self._bodies
         body = s.body
         speed = np.hypot(*b.v.T)[body] + np.abs(b.w)[body] * s.reach
@@ -422,9 +430,14 @@ class World:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, reach
         lower, upper = self.shape_bounds(settings.AABB_MARGIN + reach)
-        i, j = overlapping_pairs(lower, upper)
+        # Static shapes move only when teleported, so their fat boxes need no margin.
+        fat_margin = np.where(b.type[body] == STATIC, 0.0, settings.AABB_FAT_MARGIN)
+        i, j = self._fat_pairs.update(lower, upper, fat_margin, body)
         ba, bb = body[i], body[j]
-        may = (ba != bb) & ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
+        lx, ly, ux, uy = lower[:, 0], lower[:, 1], upper[:, 0], upper[:, 1]
+        # One column at a time: 0.13 ms for 14,950 pairs against 0.85 ms on (P, 2) gathers.
+        may = (lx[i] <= ux[j]) & (lx[j] <= ux[i]) & (ly[i] <= uy[j]) & (ly[j] <= uy[i])
+        may &= ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
         asleep = dynamic & ~b.awake
         if asleep.any():
             woken = may & ((asleep[ba] & stirring[bb]) | (asleep[bb] & stirring[ba]))
