@@ -19,7 +19,7 @@ import numpy as np
 from . import queries, settings
 from .body import BODY_TYPES, DYNAMIC, KINEMATIC, STATIC, Body, ShapeRef
 from .broadphase import FatPairs
-from .coloring import color_constraints, color_order
+from .coloring import ColorMemory, color_order
 from .columns import Columns
 from .contacts import MAX_SHAPES, ContactSet, ContactTable, find_manifolds
 from .continuous import SWEEP_FRACTION, earliest_impacts
@@ -98,6 +98,7 @@ class World:
         self._shape_handles: list[ShapeRef] = []
         self._table = ContactTable()
         self._fat_pairs = FatPairs()
+        self._colors = ColorMemory()
         self._tilemaps: list[tuple[TileMap, Body, int, int]] = []
         self.contacts: ContactSet = ContactSet.empty()
         """The manifolds of the last step (see `ContactSet`)."""
@@ -191,6 +192,7 @@ class World:
             handles[:] = [h for h in handles if h._row >= 0]
         self._table.remap_shapes(shape_remap)
         self._fat_pairs.reset()  # shape rows were renumbered
+        self._colors.reset()  # so were body and shape rows
         self.contacts = ContactSet.empty()
         self._bodies.awake[:] = True  # whatever it held up must fall; island ids were rows
         self._bodies.sleep_time[:] = 0.0
@@ -347,7 +349,7 @@ class World:
             if self.warm_starting:
                 self._table.warm_start(contacts)
         with profile.stage("coloring"):
-            colors = color_constraints(contacts.body_a, contacts.body_b, dynamic)
+            colors = self._colors.color(contacts.shape_a, contacts.shape_b, contacts.body_a, contacts.body_b, dynamic)
             order, bounds = color_order(colors)
             contacts.reorder(order)
             contacts.color = colors[order]
