@@ -13,7 +13,7 @@ from sandbox.bench import build_sandbox
 from sandbox.physics import Circle, TileMap, World, box, settings
 from sandbox.physics.body import DYNAMIC
 from sandbox.physics.broadphase import FatPairs, overlapping_pairs
-from helpers import ground_world, run
+from helpers import DT, ground_world, run
 
 
 def brute_force_pairs(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,3 +165,28 @@ def test_adding_and_destroying_shapes_resets_the_kept_pairs(monkeypatch):
     run(world, 0.2)
     assert check.steps == 4 * 12
     assert len(world.contacts) == 5 + 1  # the crates and the stone on the ground
+
+
+def test_bounds_of_still_shapes_are_reused_but_follow_every_teleport(monkeypatch):
+    world = World(gravity=(0.0, 0.0))
+    world.add_tilemap(TileMap([[0] * 40], origin=(-20.0, -10.0), cell=1.0))  # still edges: bounds reused
+    ball = world.create_body("dynamic", position=(0.0, 1.0), linear_velocity=(0.0, 0.01))
+    ball.add_shape(Circle(0.25))
+    lift = world.create_body("static", position=(0.0, -3.0))
+    lift.add_shape(box(0.5, 0.5))
+    bar = world.create_body("static", position=(5.0, 1.0))
+    bar.add_shape(box(2.0, 0.05))
+    check = PairCheck(world, monkeypatch)
+    run(world, 0.1)
+    lift.position = (0.0, 0.3)  # straight up, under the ball: x unchanged
+    world.step(DT)
+    assert len(world.contacts) == 1
+    ball.position = (5.0, 2.5)
+    run(world, 0.1)
+    bar.angle = 0.5 * np.pi  # stands up under the ball: position unchanged
+    world.step(DT)
+    assert len(world.contacts) == 1
+    bar.add_shape(Circle(0.1))  # a shape on an existing body
+    ball.position = (5.0, -1.0)
+    run(world, 0.1)
+    assert check.steps == 2 * 6 + 2 + 6
