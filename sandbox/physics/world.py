@@ -204,8 +204,8 @@ class World:
             handles[:] = [h for h in handles if h._row >= 0]
         self._table.remap_shapes(shape_remap)
         self._fat_pairs.reset()  # shape rows were renumbered
-        self._last_bounds = None  # so were body and shape rows
-        self._colors.reset()  # so were body and shape rows
+        self._last_bounds = None  # the cached bounds are per shape row
+        self._colors.reset()  # body and shape rows were renumbered
         self.contacts = ContactSet.empty()
         self._bodies.awake[:] = True  # whatever it held up must fall; island ids were rows
         self._bodies.sleep_time[:] = 0.0
@@ -388,8 +388,8 @@ class World:
 
     def shape_bounds(self, grow: np.ndarray | float = 0.0,
                      rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """World bounding boxes of the shapes `rows` (default all) now, (S, 2) lower and upper
-        corners in metres, each enlarged by `grow` (m, scalar or one per row)."""
+        """World bounding boxes of the shapes `rows` (default all) now: (R, 2) lower and upper
+        corners in metres, one row per shape, each enlarged by `grow` (m, scalar or one per row)."""
         s, b = self._shapes, self._bodies
         body, verts, radius = s.body, s.verts, s.radius
         if rows is not None:
