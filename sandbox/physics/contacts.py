@@ -68,8 +68,10 @@ class ContactSet:
 
     def reorder(self, order: np.ndarray) -> None:
         """Permute the manifolds (the solver wants each colour contiguous)."""
+        # np.take, not value[order]: fancy indexing of the (M, 2) and (M, 2, 2) fields took
+        # 3.2 ms for the 14,950 manifolds of the base-100 pyramid, np.take 0.28 ms (same values).
         for name, value in vars(self).items():
-            setattr(self, name, value[order])
+            setattr(self, name, np.take(value, order, axis=0))
 
     @classmethod
     def empty(cls) -> "ContactSet":

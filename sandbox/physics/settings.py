@@ -21,6 +21,11 @@ AABB_MARGIN = SPECULATIVE_DISTANCE
 """m. Bounding boxes are enlarged by this much, so the broadphase finds every pair that can
 produce a speculative point."""
 
+AABB_FAT_MARGIN = 20.0 * LINEAR_SLOP
+"""m. The broadphase keeps a fat box around each moving shape's bounds, larger by this much on
+every side (0.1 m, Box2D's margin); a shape's pairs are looked up again only when its bounds
+leave its fat box. Larger: fewer look-ups for shapes in motion, more pairs kept to filter."""
+
 MANIFOLD_REUSE_DISTANCE = 0.1 * LINEAR_SLOP
 """m. A manifold is rebuilt from its anchors instead of collided again while no point of one
 shape has moved more than this relative to the other since it was computed (see

@@ -18,8 +18,8 @@ import numpy as np
 
 from . import queries, settings
 from .body import BODY_TYPES, DYNAMIC, KINEMATIC, STATIC, Body, ShapeRef
-from .broadphase import overlapping_pairs
-from .coloring import color_constraints, color_order
+from .broadphase import FatPairs
+from .coloring import ColorMemory, color_order
 from .columns import Columns
 from .contacts import MAX_SHAPES, ContactSet, ContactTable
 from .continuous import SWEEP_FRACTION, earliest_impacts
@@ -40,6 +40,17 @@ class TileLayer(NamedTuple):
     body: Body
     category: int
     mask: int
+
+
+class _Bounds(NamedTuple):
+    """Shape bounds (S, 2) m of one step and what they were computed from: the bodies' poses
+    and each shape's growth (m)."""
+
+    pos: np.ndarray
+    angle: np.ndarray
+    grow: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
 
 
 def _body_columns() -> Columns:
@@ -102,6 +113,9 @@ class World:
         self._table = ContactTable()
         self._manifolds = ManifoldCache()
         self._scratch = Scratch()
+        self._fat_pairs = FatPairs()
+        self._last_bounds: _Bounds | None = None
+        self._colors = ColorMemory()
         self._tilemaps: list[tuple[TileMap, Body, int, int]] = []
         self.contacts: ContactSet = ContactSet.empty()
         """The manifolds of the last step (see `ContactSet`)."""
@@ -197,6 +211,9 @@ class World:
             handles[:] = [h for h in handles if h._row >= 0]
         self._table.remap_shapes(shape_remap)
         self._manifolds.clear()
+        self._fat_pairs.reset()  # shape rows were renumbered
+        self._last_bounds = None  # the cached bounds are per shape row
+        self._colors.reset()  # body and shape rows were renumbered
         self.contacts = ContactSet.empty()
         self._bodies.awake[:] = True  # whatever it held up must fall; island ids were rows
         self._bodies.sleep_time[:] = 0.0
@@ -245,6 +262,8 @@ class World:
                                    centroid=centroid, core=_core_radius(shape, centroid))
         handle = ShapeRef(self, srow, shape)
         self._shape_handles.append(handle)
+        self._fat_pairs.reset()  # the new shape has no fat box yet
+        self._last_bounds = None  # nor bounds
         self._update_mass(row)
         return handle
 
@@ -279,6 +298,8 @@ class World:
             edge_convex=np.stack([tiles.convex_start, tiles.convex_end], axis=1))
         self._shape_handles.extend(ShapeRef(self, int(row), Segment(p, q)) for row, p, q in zip(rows, a, b))
         self._tilemaps.append((tiles, body, category, mask))
+        self._fat_pairs.reset()  # the new edges have no fat boxes yet
+        self._last_bounds = None  # nor bounds
         return body
 
     @property
@@ -352,7 +373,7 @@ class World:
             if self.warm_starting:
                 self._table.warm_start(contacts)
         with profile.stage("coloring"):
-            colors = color_constraints(contacts.body_a, contacts.body_b, dynamic)
+            colors = self._colors.color(contacts.shape_a, contacts.shape_b, contacts.body_a, contacts.body_b, dynamic)
             order, bounds = color_order(colors)
             contacts.reorder(order)
             contacts.color = colors[order]
@@ -374,18 +395,26 @@ class World:
         self.time += dt
         self.step_count += 1
 
-    def shape_bounds(self, grow: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-        """World bounding boxes of all shapes now, (S, 2) lower and upper corners in metres,
-        each enlarged by `grow` (m, scalar or per shape)."""
+    def shape_bounds(self, grow: np.ndarray | float = 0.0,
+                     rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """World bounding boxes of the shapes `rows` (default all) now: (R, 2) lower and upper
+        corners in metres, one row per shape, each enlarged by `grow` (m, scalar or one per row)."""
         s, b = self._shapes, self._bodies
-        if len(s) == 0:
+        body, verts, radius = s.body, s.verts, s.radius
+        if rows is not None:
+            body, verts, radius = body[rows], verts[rows], radius[rows]
+        if len(body) == 0:
             return np.zeros((0, 2)), np.zeros((0, 2))
-        rot = np.exp(1j * b.angle)[s.body]
+        rot = np.exp(1j * b.angle)[body]
         # (K, S): reducing over the leading axis is about 3x faster than over a short last axis.
-        world = _complex(b.pos)[s.body] + rot * s.verts.view(np.complex128)[..., 0].T
-        extra = (s.radius + grow)[:, None]
-        lower = np.stack([world.real.min(0), world.imag.min(0)], axis=1) - extra
-        upper = np.stack([world.real.max(0), world.imag.max(0)], axis=1) + extra
+        # Contiguous copies first: arithmetic on the strided views took 1.0 ms for the 5051
+        # shapes of the base-100 pyramid, 0.26 ms with the copies (same bits).
+        local = np.ascontiguousarray(verts.view(np.complex128)[..., 0].T)
+        world = _complex(b.pos)[body] + rot * local
+        x, y = np.ascontiguousarray(world.real), np.ascontiguousarray(world.imag)
+        extra = (radius + grow)[:, None]
+        lower = np.stack([x.min(0), y.min(0)], axis=1) - extra
+        upper = np.stack([x.max(0), y.max(0)], axis=1) + extra
         return lower, upper
 
     # ----------------------------------------------------------------- queries
@@ -416,7 +445,11 @@ class World:
     def _candidate_pairs(self, dt: float):
         """Shape pairs whose swept, enlarged bounds overlap and that may collide; and each shape's
         reach this step (how far any of its points can move, m). A sleeping island whose bounds
-        meet an awake or moving body is woken here, before the pairs are chosen."""
+        meet an awake or moving body is woken here, before the pairs are chosen.
+
+        The pairs come from `FatPairs`, kept from step to step, and are filtered here every step
+        with the bounds of the moment, so they are exactly the pairs a from-scratch grid would
+        find (same set, same order): the cache saves time, never changes a result."""
         s, b = self._shapes, self._bodies
         body = s.body
         speed = np.hypot(*b.v.T)[body] + np.abs(b.w)[body] * s.reach
@@ -426,10 +459,15 @@ class World:
         if not stirring.any():  # everything static, resting kinematic or asleep: no pair can change
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, reach
-        lower, upper = self.shape_bounds(settings.AABB_MARGIN + reach)
-        i, j = overlapping_pairs(lower, upper)
+        lower, upper = self._current_bounds(settings.AABB_MARGIN + reach)
+        # Static shapes move only when teleported, so their fat boxes need no margin.
+        fat_margin = np.where(b.type[body] == STATIC, 0.0, settings.AABB_FAT_MARGIN)
+        i, j = self._fat_pairs.update(lower, upper, fat_margin, body)
         ba, bb = body[i], body[j]
-        may = (ba != bb) & ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
+        lx, ly, ux, uy = lower[:, 0], lower[:, 1], upper[:, 0], upper[:, 1]
+        # One column at a time: 0.13 ms for 14,950 pairs against 0.85 ms on (P, 2) gathers.
+        may = (lx[i] <= ux[j]) & (lx[j] <= ux[i]) & (ly[i] <= uy[j]) & (ly[j] <= uy[i])
+        may &= ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
         asleep = dynamic & ~b.awake
         if asleep.any():
             woken = may & ((asleep[ba] & stirring[bb]) | (asleep[bb] & stirring[ba]))
@@ -437,6 +475,29 @@ class World:
         solved = dynamic & b.awake
         keep = may & (solved[ba] | solved[bb])
         return i[keep], j[keep], reach
+
+    def _current_bounds(self, grow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`shape_bounds(grow)`, recomputing only the shapes whose body moved or whose `grow`
+        (S,) m changed since the last call, when those are few: a tile map's thousands of static
+        edges, or a sleeping pile, are not transformed again every step. Measured with 14,086
+        tile edges and 300 circles: 0.55 -> 0.15 ms a step. When most shapes moved, gathering
+        them costs more than one pass over all (base-100 pyramid: 0.56 against 0.35 ms), so
+        then all are recomputed."""
+        b, last = self._bodies, self._last_bounds
+        rows = None
+        if last is not None:
+            m = len(last.pos)  # bodies created since have no shapes (adding one resets the cache)
+            shifted = b.pos[:m] != last.pos
+            moved = np.zeros(len(b), dtype=bool)
+            moved[:m] = shifted[:, 0] | shifted[:, 1] | (b.angle[:m] != last.angle)
+            rows = np.flatnonzero(moved[self._shapes.body] | (grow != last.grow))
+        if rows is None or len(rows) > len(grow) // 2:
+            lower, upper = self.shape_bounds(grow)
+        else:
+            lower, upper = last.lower.copy(), last.upper.copy()
+            lower[rows], upper[rows] = self.shape_bounds(grow[rows], rows)
+        self._last_bounds = _Bounds(b.pos.copy(), b.angle.copy(), grow, lower, upper)
+        return lower, upper
 
     def _moving_kinematic(self) -> np.ndarray:
         """(N,) bool: kinematic bodies with any velocity (they wake what they touch)."""

@@ -1,0 +1,192 @@
+"""Broadphase: the grid finds exactly the overlapping boxes, and the pairs kept from step to step
+(fat boxes) hand the narrowphase exactly the pairs a from-scratch grid would find."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sandbox import bench
+from sandbox.bench import build_sandbox
+from sandbox.physics import Circle, TileMap, World, box, settings
+from sandbox.physics.body import DYNAMIC
+from sandbox.physics.broadphase import FatPairs, overlapping_pairs
+from helpers import DT, ground_world, run
+
+
+def brute_force_pairs(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    i, j = np.triu_indices(len(lower), 1)
+    touch = np.all((lower[i] <= upper[j]) & (lower[j] <= upper[i]), axis=1)
+    return i[touch], j[touch]
+
+
+@st.composite
+def boxes(draw):
+    """Up to 60 boxes; on a coarse lattice, so that many of them touch exactly."""
+    n = draw(st.integers(0, 60))
+    coords = st.lists(st.integers(-20, 20), min_size=2 * n, max_size=2 * n)
+    center = np.array(draw(coords), dtype=float).reshape(n, 2) / 4.0
+    half = np.array(draw(st.lists(st.integers(0, 12), min_size=2 * n, max_size=2 * n)), dtype=float).reshape(n, 2) / 4.0
+    if n and draw(st.booleans()):
+        half[0] = (50.0, 0.25)  # one long box across many cells
+    query = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    return center - half, center + half, np.flatnonzero(query)
+
+
+@given(boxes())
+def test_grid_pairs_and_subset_queries_match_brute_force(data):
+    lower, upper, rows = data
+    i, j = overlapping_pairs(lower, upper)
+    bi, bj = brute_force_pairs(lower, upper)
+    np.testing.assert_array_equal(i, bi)
+    np.testing.assert_array_equal(j, bj)
+    qi, qj = overlapping_pairs(lower, upper, rows=rows)
+    wanted = np.isin(bi, rows) | np.isin(bj, rows)
+    np.testing.assert_array_equal(qi, bi[wanted])
+    np.testing.assert_array_equal(qj, bj[wanted])
+
+
+def test_fat_pairs_keep_every_overlapping_pair_as_boxes_wander():
+    rng = np.random.default_rng(7)
+    n = 300
+    center = rng.uniform(-10.0, 10.0, (n, 2))
+    half = rng.uniform(0.05, 0.5, (n, 2))
+    group = np.arange(n) // 2  # pairs of boxes that must never pair with each other
+    fat = FatPairs()
+    for step in range(100):
+        center += rng.normal(0.0, 0.02, (n, 2)) * (rng.random((n, 1)) < 0.3)
+        if step == 50:
+            half[0] = 60.0  # covers too many cells of the kept grid: it must be rebuilt coarser
+        lower, upper = center - half, center + half
+        i, j = fat.update(lower, upper, np.full(n, 0.1), group)
+        assert np.all(i < j) and np.all(np.diff(i * n + j) > 0)
+        assert np.all(np.all(fat.lower <= lower, axis=1) & np.all(upper <= fat.upper, axis=1))
+        bi, bj = brute_force_pairs(fat.lower, fat.upper)
+        other = group[bi] != group[bj]
+        np.testing.assert_array_equal(i, bi[other])  # exactly the pairs of overlapping fat boxes
+        np.testing.assert_array_equal(j, bj[other])
+
+
+def from_scratch_pairs(world: World, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs the step used to compute without any cache (the code before `FatPairs`)."""
+    s, b = world._shapes, world._bodies
+    body = s.body
+    speed = np.hypot(*b.v.T)[body] + np.abs(b.w)[body] * s.reach
+    reach = np.minimum(speed, settings.MAX_LINEAR_SPEED) * dt
+    lower, upper = world.shape_bounds(settings.AABB_MARGIN + reach)
+    i, j = overlapping_pairs(lower, upper)
+    ba, bb = body[i], body[j]
+    may = (ba != bb) & ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
+    solved = (b.type == DYNAMIC) & b.awake
+    keep = may & (solved[ba] | solved[bb])
+    return i[keep], j[keep]
+
+
+class PairCheck:
+    """Wraps a world's pair search: every step, the pairs it hands on must equal the pairs from
+    scratch. Counts the steps and the grid queries of escaped subsets, so a test can tell the
+    partial update really ran."""
+
+    def __init__(self, world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.world, self.steps, self.subset_queries = world, 0, 0
+        self._pairs = world._candidate_pairs
+        monkeypatch.setattr(world, "_candidate_pairs", self._checked)
+        query = FatPairs._query
+
+        def counting(fat, escaped):
+            found = query(fat, escaped)
+            self.subset_queries += found is not None
+            return found
+
+        monkeypatch.setattr(FatPairs, "_query", counting)
+
+    def _checked(self, dt: float):
+        i, j, reach = self._pairs(dt)
+        fi, fj = from_scratch_pairs(self.world, dt)
+        np.testing.assert_array_equal(i, fi)
+        np.testing.assert_array_equal(j, fj)
+        self.steps += 1
+        return i, j, reach
+
+
+@pytest.mark.parametrize("layout", [
+    bench.rain(count=300, radius=0.25, width=12.0, wall_height=10.0, columns=20, spacing=0.75, drop_height=2.0),
+    bench.tumbler(grid=14, half=0.125, spacing=0.4, inner=7.0, wall=0.5, speed=1.0, height=6.0),
+    bench.tile_rain(count=150, radius=0.25, columns=15, spacing=0.75, gap=1, clear_rows=6, origin=(-8.0, 0.0)),
+], ids=["rain", "tumbler", "tile_rain"])
+def test_kept_pairs_equal_pairs_from_scratch_over_a_long_run(layout, monkeypatch):
+    world, _, _ = build_sandbox(layout)
+    check = PairCheck(world, monkeypatch)
+    run(world, 3.0)
+    assert check.steps == 180
+    assert check.subset_queries > 50  # most steps took the partial path, not a full rebuild
+
+
+def test_pairs_stay_exact_when_sleepers_are_woken_and_bodies_teleported(monkeypatch):
+    world = ground_world(sleeping=True)
+    stack = []
+    for k in range(4):
+        body = world.create_body("dynamic", position=(0.0, 0.5 + k))
+        body.add_shape(box(0.5, 0.5))
+        stack.append(body)
+    ball = world.create_body("dynamic", position=(8.0, 0.5))
+    ball.add_shape(Circle(0.5))
+    check = PairCheck(world, monkeypatch)
+    run(world, settings.TIME_TO_SLEEP + 1.5)
+    assert not any(b.awake for b in stack)
+    dropped = world.create_body("dynamic", position=(0.1, 7.0))
+    dropped.add_shape(box(0.5, 0.5))
+    run(world, 1.5)
+    assert all(b.awake for b in stack)  # woken on touch through the kept pairs
+    ball.position = (0.6, 6.0)  # a teleport into the stack's neighbourhood
+    run(world, 0.5)
+    world.bodies[0].position = (0.0, -0.4)  # the static ground moves up 0.1 m
+    run(world, 0.5)
+    assert check.steps > 100
+
+
+def test_adding_and_destroying_shapes_resets_the_kept_pairs(monkeypatch):
+    world = ground_world()
+    crates = []
+    for k in range(6):
+        body = world.create_body("dynamic", position=(1.5 * k, 0.5))
+        body.add_shape(box(0.5, 0.5))
+        crates.append(body)
+    check = PairCheck(world, monkeypatch)
+    run(world, 0.2)
+    world.destroy_body(crates[0])  # the other shapes are renumbered
+    run(world, 0.2)
+    stone = world.create_body("dynamic", position=(0.0, 0.3))
+    stone.add_shape(Circle(0.3))
+    run(world, 0.2)
+    world.add_tilemap(TileMap([[0, 0]], origin=(20.0, 0.0), cell=1.0))
+    run(world, 0.2)
+    assert check.steps == 4 * 12
+    assert len(world.contacts) == 5 + 1  # the crates and the stone on the ground
+
+
+def test_bounds_of_still_shapes_are_reused_but_follow_every_teleport(monkeypatch):
+    world = World(gravity=(0.0, 0.0))
+    world.add_tilemap(TileMap([[0] * 40], origin=(-20.0, -10.0), cell=1.0))  # still edges: bounds reused
+    ball = world.create_body("dynamic", position=(0.0, 1.0), linear_velocity=(0.0, 0.01))
+    ball.add_shape(Circle(0.25))
+    lift = world.create_body("static", position=(0.0, -3.0))
+    lift.add_shape(box(0.5, 0.5))
+    bar = world.create_body("static", position=(5.0, 1.0))
+    bar.add_shape(box(2.0, 0.05))
+    check = PairCheck(world, monkeypatch)
+    run(world, 0.1)
+    lift.position = (0.0, 0.3)  # straight up, under the ball: x unchanged
+    world.step(DT)
+    assert len(world.contacts) == 1
+    ball.position = (5.0, 2.5)
+    run(world, 0.1)
+    bar.angle = 0.5 * np.pi  # stands up under the ball: position unchanged
+    world.step(DT)
+    assert len(world.contacts) == 1
+    bar.add_shape(Circle(0.1))  # a shape on an existing body
+    ball.position = (5.0, -1.0)
+    run(world, 0.1)
+    assert check.steps == 2 * 6 + 2 + 6

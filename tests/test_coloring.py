@@ -1,0 +1,133 @@
+"""Colouring: no dynamic body twice in one colour, step after step while contacts come and go;
+colours kept from step to step; about as few colours as a fresh greedy pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sandbox import bench
+from sandbox.bench import build_sandbox
+from sandbox.physics import World, box, coloring
+from sandbox.physics.coloring import ColorMemory, color_constraints, color_order
+from helpers import DT, pyramid, run
+
+
+def assert_valid(colors: np.ndarray, body_a: np.ndarray, body_b: np.ndarray, dynamic: np.ndarray) -> None:
+    """Within one colour no dynamic body appears twice; the colours are 0..count-1, none empty."""
+    ends = np.concatenate([body_a, body_b])
+    color = np.concatenate([colors, colors])
+    moved = dynamic[ends]
+    slots = color[moved] * len(dynamic) + ends[moved]
+    assert len(np.unique(slots)) == len(slots)
+    if len(colors):
+        assert np.array_equal(np.unique(colors), np.arange(colors.max() + 1))
+
+
+class ColorCheck:
+    """Wraps a world's colour memory: checks every step's colours, and records the colour count
+    next to what one fresh greedy pass over the same contacts needs."""
+
+    def __init__(self, world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.counts: list[tuple[int, int]] = []
+        self.kept = 0
+        self._color = world._colors.color
+        self._last: dict[tuple[int, int], int] = {}
+        monkeypatch.setattr(world._colors, "color", self._checked)
+
+    def _checked(self, shape_a, shape_b, body_a, body_b, dynamic):
+        colors = self._color(shape_a, shape_b, body_a, body_b, dynamic)
+        assert_valid(colors, body_a, body_b, dynamic)
+        fresh = color_constraints(body_a, body_b, dynamic)
+        self.counts.append((int(colors.max(initial=-1)) + 1, int(fresh.max(initial=-1)) + 1))
+        now = dict(zip(zip(shape_a.tolist(), shape_b.tolist()), colors.tolist()))
+        self.kept += sum(self._last.get(pair) == color for pair, color in now.items())
+        self._last = now
+        return colors
+
+
+def sleepy_drops() -> World:
+    """A sleeping stack that boxes keep landing on: bodies join the solved set mid-run."""
+    world = World(sleeping=True)
+    ground = world.create_body("static", position=(0.0, -0.5))
+    ground.add_shape(box(20.0, 0.5))
+    for k in range(6):
+        body = world.create_body("dynamic", position=(0.0, 0.5 + k))
+        body.add_shape(box(0.5, 0.5))
+    return world
+
+
+@pytest.mark.parametrize("scene", ["rain", "tumbler", "sleepy"])
+def test_no_dynamic_body_twice_in_a_colour_while_contacts_come_and_go(scene, monkeypatch):
+    if scene == "rain":
+        world = build_sandbox(bench.rain(count=300, radius=0.25, width=12.0, wall_height=10.0, columns=20,
+                                         spacing=0.75, drop_height=2.0))[0]
+    elif scene == "tumbler":
+        world = build_sandbox(bench.tumbler(grid=14, half=0.125, spacing=0.4, inner=7.0, wall=0.5, speed=1.0,
+                                            height=6.0))[0]
+    else:
+        world = sleepy_drops()
+    check = ColorCheck(world, monkeypatch)
+    for k in range(300):
+        if scene == "sleepy" and k % 60 == 59:
+            dropped = world.create_body("dynamic", position=(0.3, 9.0))
+            dropped.add_shape(box(0.5, 0.5))
+        world.step(DT)
+    counts = np.array(check.counts)
+    assert len(counts) == 300 and counts[:, 0].max() > 1
+    assert check.kept > 0.5 * np.sum(counts[:, 0] > 0)  # colours really are kept from step to step
+    # Never far above a fresh greedy pass, and no more on average.
+    assert np.all(counts[:, 0] <= counts[:, 1] + 2)
+    assert counts[:, 0].mean() <= counts[:, 1].mean() + 0.1
+
+
+def test_a_resting_pyramid_colours_no_contact_in_the_greedy_loop(monkeypatch):
+    world, _ = pyramid(12)
+    run(world, 0.5)
+    before = world.contacts
+    colored = []
+    greedy = coloring.color_constraints
+
+    def counting(body_a, body_b, dynamic, used=None):
+        colored.append(len(body_a))
+        return greedy(body_a, body_b, dynamic, used)
+
+    monkeypatch.setattr(coloring, "color_constraints", counting)
+    run(world, 0.5)
+    assert sum(colored) == 0
+    after = world.contacts
+    assert np.array_equal(before.shape_a, after.shape_a) and np.array_equal(before.color, after.color)
+
+
+def test_colours_are_reset_when_a_body_is_destroyed(monkeypatch):
+    world, boxes = pyramid(6)
+    run(world, 0.2)
+    check = ColorCheck(world, monkeypatch)
+    world.destroy_body(boxes[7])  # rows after it are renumbered
+    run(world, 0.5)
+    assert len(check.counts) == 30
+
+
+def test_memory_keeps_colours_and_colours_new_contacts_around_them():
+    dynamic = np.array([False, True, True, True, True])
+    memory = ColorMemory()
+    shape_a, shape_b = np.array([0, 1, 2]), np.array([1, 2, 3])
+    first = memory.color(shape_a, shape_b, shape_a, shape_b, dynamic)
+    np.testing.assert_array_equal(first, [0, 1, 0])
+    # Contact (0, 1) goes, (1, 4) comes: (1, 2) and (2, 3) keep theirs; colour 0 is free at 1.
+    shape_a, shape_b = np.array([1, 1, 2]), np.array([2, 4, 3])
+    second = memory.color(shape_a, shape_b, shape_a, shape_b, dynamic)
+    np.testing.assert_array_equal(second, [1, 0, 0])
+    order, bounds = color_order(second)
+    np.testing.assert_array_equal(order, [1, 2, 0])
+    np.testing.assert_array_equal(bounds, [0, 2, 3])
+
+
+def test_a_body_that_wakes_gets_its_contacts_coloured_anew():
+    memory = ColorMemory()
+    shape_a, shape_b = np.array([0, 0]), np.array([1, 2])
+    asleep = np.array([False, True, True])  # body 0 rests: both contacts may share colour 0
+    np.testing.assert_array_equal(memory.color(shape_a, shape_b, shape_a, shape_b, asleep), [0, 0])
+    awake = np.array([True, True, True])
+    colors = memory.color(shape_a, shape_b, shape_a, shape_b, awake)
+    assert_valid(colors, shape_a, shape_b, awake)
