@@ -131,3 +131,15 @@ def test_a_body_that_wakes_gets_its_contacts_coloured_anew():
     awake = np.array([True, True, True])
     colors = memory.color(shape_a, shape_b, shape_a, shape_b, awake)
     assert_valid(colors, shape_a, shape_b, awake)
+
+
+def test_two_tumbler_runs_with_kept_pairs_and_colours_are_bitwise_identical():
+    def final_state():
+        world = build_sandbox(bench.tumbler(grid=12, half=0.125, spacing=0.4, inner=6.0, wall=0.5, speed=1.5,
+                                            height=6.0))[0]
+        run(world, 2.0)
+        b, c = world._bodies, world.contacts
+        return [b.pos, b.angle, b.v, b.w, c.shape_a, c.shape_b, c.color, c.normal_impulse]
+
+    for first, second in zip(final_state(), final_state()):
+        assert first.tobytes() == second.tobytes()
