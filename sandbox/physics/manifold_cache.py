@@ -74,6 +74,9 @@ class ManifoldCache:
         `margin` (P,) each pair's speculative distance (m); `tolerance` (m): how far any point
         of B may have moved relative to A for the manifold to be reused (0 turns reuse off).
         """
+        if len(pair_a) == 0:  # everything asleep or apart: nothing to keep either
+            self._kept, self.reused = _Kept.empty(), 0
+            return ContactSet.empty()
         body = shapes.body
         origin, turn = pos[:, 0] + 1j * pos[:, 1], rot[:, 0] + 1j * rot[:, 1]
         kept = self._kept

@@ -579,6 +579,10 @@ class World:
     def _solve(self, contacts: ContactSet, bounds: np.ndarray, dynamic: np.ndarray, rot: np.ndarray, dt: float) -> None:
         """Soft step: substeps of (integrate v, warm start, solve, integrate x, relax), then bounce."""
         b = self._bodies
+        if not (dynamic.any() or self._moving_kinematic().any()):  # all asleep or at rest: nothing moves
+            b.force[:] = 0.0
+            b.torque[:] = 0.0
+            return
         n = len(b)
         h = dt / self._substeps
         rot_c = _complex(rot)
