@@ -23,6 +23,17 @@ def _fresh(world: World, row: int, poses: dict | None = None):
     return collide(shape_a.shape, pose(shape_a.body), shape_b.shape, pose(shape_b.body))
 
 
+def _hovering_box():
+    """No gravity and a unit box 1 mm above a floor, inside the speculative distance: a
+    manifold with no impulse, so nothing moves the box but what a test does to it."""
+    world = World(gravity=(0.0, 0.0))
+    floor = world.create_body("static")
+    floor.add_shape(box(5.0, 0.5))
+    crate = world.create_body("dynamic", position=(0.0, 1.001))
+    crate.add_shape(box(0.5, 0.5))
+    return world, crate
+
+
 def test_a_resting_box_reuses_its_manifold_and_it_matches_a_fresh_collision():
     world = ground_world()
     crate = world.create_body("dynamic", position=(0.0, 0.6), angle=0.02)
@@ -50,13 +61,7 @@ def test_a_sliding_box_is_collided_every_step():
 
 
 def test_drift_is_measured_from_the_collision_and_forces_a_new_one_past_the_tolerance():
-    # No gravity and a gap inside the speculative distance: a manifold with no impulse, so
-    # nothing moves the box but the nudges of 0.3 tolerance per step.
-    world = World(gravity=(0.0, 0.0))
-    floor = world.create_body("static")
-    floor.add_shape(box(5.0, 0.5))
-    crate = world.create_body("dynamic", position=(0.0, 1.001))
-    crate.add_shape(box(0.5, 0.5))
+    world, crate = _hovering_box()
     reused = []
     for step in range(12):
         crate.set_transform((0.3 * TOLERANCE * step, 1.001), 0.0)
@@ -64,16 +69,12 @@ def test_drift_is_measured_from_the_collision_and_forces_a_new_one_past_the_tole
         assert world.profile.manifolds == 1
         reused.append(world.profile.reused)
         np.testing.assert_allclose(world.contacts.depths[0], _fresh(world, 0).depths, atol=1e-12)
-    # Drift since the last collision: 0.3, 0.6, 0.9 of the tolerance are reused; 1.2 is not.
+    # Nudged by 0.3 tolerance per step. Drift since the last collision: 0.3, 0.6, 0.9 of the tolerance are reused; 1.2 is not.
     assert reused == [0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1]
 
 
 def test_turning_counts_as_motion_of_the_far_points():
-    world = World(gravity=(0.0, 0.0))
-    floor = world.create_body("static")
-    floor.add_shape(box(5.0, 0.5))
-    crate = world.create_body("dynamic", position=(0.0, 1.001))
-    crate.add_shape(box(0.5, 0.5))
+    world, crate = _hovering_box()
     world.step(DT)
     # The box's corners are 0.707 m from its origin: a turn of 2 tolerance / 0.707 rad moves them
     # by 2 tolerances, though its origin stays put.
