@@ -13,9 +13,9 @@ its size, so the layout is chosen to keep that number small:
 
 * Every per-manifold array keeps the manifold index last, so a colour is a contiguous run and
   each call streams over it.
-* A manifold has four constraint rows (`ROWS`): the normal at point 0, the normal at point 1,
-  friction at point 0, friction at point 1. A missing point's rows have zero mass and never
-  carry an impulse.
+* A manifold has four constraint rows, solved in this order (friction needs the normal
+  impulse): the normal at point 0, the normal at point 1, friction at point 0, friction at
+  point 1. A missing point's rows have zero mass and never carry an impulse.
 * Body velocities are one (3, N) block (vx, vy, w); a colour gathers the six velocities of its
   manifolds in one `take` as (6, m) = (vx_a, vx_b, vy_a, vy_b, w_a, w_b) and writes them back
   in one assignment.
@@ -36,9 +36,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contacts import ContactSet
-
-ROWS = ("normal 0", "normal 1", "friction 0", "friction 1")
-"""The four constraint rows of a manifold, in solving order (friction needs the normal impulse)."""
 
 
 @dataclass(frozen=True)
@@ -228,18 +225,14 @@ class ContactSolver:
         self.keep, self.scale, self.push = np.zeros((2, m)), np.zeros((2, m)), np.zeros((2, m))
         self.delta = np.zeros((4, m))
         flat = np.arange(3)[:, None] * n_body
-        self.all_take = (flat + np.concatenate([a, b])).ravel()
-        self.relative_velocity = self._speeds(body.velocity.ravel().take(self.all_take), self.jacobian[:2])
+        # Approach speed of each point at the start of the step, for restitution (m/s).
+        gathered = body.velocity.reshape(-1).take((flat + np.concatenate([a, b])).ravel()).reshape(6, -1)
+        self.relative_velocity = np.einsum("rkm,km->rm", self.jacobian[:2], gathered)
         work = scratch.get("colour work", (15 * m,))
         self.colours = [
             _Colour(self, slice(s, e), (flat + np.concatenate([a[s:e], b[s:e]])).ravel(), bool(valid[1, s:e].any()),
                     work[15 * s: 15 * e])
             for s, e in zip(bounds[:-1], bounds[1:])]
-
-    @staticmethod
-    def _speeds(gathered: np.ndarray, jacobian: np.ndarray) -> np.ndarray:
-        """Row speeds (r, m) (m/s) from the gathered (6 m,) velocities."""
-        return np.einsum("rkm,km->rm", jacobian, gathered.reshape(6, -1))
 
     def separations(self, body: BodyState) -> np.ndarray:
         """(2, M) current separation of each point (m): positive apart, negative overlapping."""
