@@ -213,8 +213,10 @@ class ContactSolver:
         # rA, rB; at the start it is -depth. The pivot-to-point offsets do not turn, so they
         # are constants folded into the base. A missing point gets a far separation (finite:
         # its zero mass times the bias must stay 0).
-        self.ra, self.rb = pivot_a - centers[a], pivot_b - centers[b]
-        self.base = np.where(valid, -contacts.depths.T - ((self.rb - self.ra) * self.nc).real, _FAR)
+        # The arms are kept pre-multiplied by conj(n): Re(dq r conj(n)) is then the arm's turned
+        # offset along the normal, and a substep's separations cost two (2, M) products, not three.
+        self.ra_n, self.rb_n = (pivot_a - centers[a]) * self.nc, (pivot_b - centers[b]) * self.nc
+        self.base = np.where(valid, -contacts.depths.T - (self.rb_n - self.ra_n).real, _FAR)
         soft = [np.where(ground, s, c) for s, c in zip(
             (static_soft.bias_rate, static_soft.mass_scale, static_soft.impulse_scale),
             (contact_soft.bias_rate, contact_soft.mass_scale, contact_soft.impulse_scale))]
@@ -237,8 +239,8 @@ class ContactSolver:
     def separations(self, body: BodyState) -> np.ndarray:
         """(2, M) current separation of each point (m): positive apart, negative overlapping."""
         a, b = self.a, self.b
-        moved = body.dp[b] - body.dp[a] + body.dq[b] * self.rb - body.dq[a] * self.ra
-        return (moved * self.nc).real + self.base
+        turned = (body.dq[b] * self.rb_n).real - (body.dq[a] * self.ra_n).real
+        return turned + ((body.dp[b] - body.dp[a]) * self.nc).real + self.base
 
     def use_bias(self, separation: np.ndarray) -> None:
         """Set the normal rows for the soft, biased solve.
