@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .contacts import MAX_SHAPES
+from .contacts import look_up, pair_keys
 
 RECOLOR_INTERVAL = 8
 """Steps. Kept colours drift: new contacts fill whatever colours their bodies leave free, and
@@ -93,11 +93,10 @@ class ColorMemory:
         """(M,) int64 colours of this step's contacts (their shape and body rows), remembered for
         the next step. `dynamic`: (N,) bool, the bodies the solver moves this step."""
         n = len(dynamic)
-        keys = shape_a.astype(np.int64) * MAX_SHAPES + shape_b
+        keys = pair_keys(shape_a, shape_b)
         colors = np.full(len(keys), -1, dtype=np.int64)
         if len(self._keys) and len(keys):
-            at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-            kept = self._keys[at] == keys
+            at, kept = look_up(self._keys, keys)
             joined = dynamic.copy()  # solved now, not last step (bodies created since were not)
             joined[: len(self._dynamic)] &= ~self._dynamic
             kept &= ~(joined[body_a] | joined[body_b]) & (self._colors[at] < MAX_KEPT_COLORS)
@@ -126,7 +125,7 @@ class ColorMemory:
                 if fresh.max() + 1 < count:
                     colors, count = fresh, int(fresh.max()) + 1
         self._count = count
-        order = np.argsort(keys, kind="stable")  # contacts come in pair order: a linear pass
+        order = np.argsort(keys)  # keys are unique: any sort gives the same order
         self._keys, self._colors, self._dynamic = keys[order], colors[order], dynamic.copy()
         return colors
 

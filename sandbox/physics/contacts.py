@@ -26,6 +26,13 @@ def pair_keys(shape_a: np.ndarray, shape_b: np.ndarray) -> np.ndarray:
     return (shape_a.astype(np.int64) << _SHAPE_BITS) | shape_b
 
 
+def look_up(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(at, found): for each key, its index in the non-empty `sorted_keys` and whether it is
+    there (where it is not, `at` is some valid index, to be masked by `found`)."""
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return at, sorted_keys[at] == keys
+
+
 @dataclass
 class ContactSet:
     """The manifolds found by one step's narrowphase, one row per touching shape pair.
@@ -126,8 +133,8 @@ class ContactTable:
         if len(self._keys) == 0 or len(contacts) == 0:
             return
         keys = contacts.keys()
-        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-        found = (self._keys[at] == keys) & contacts.valid
+        at, found = look_up(self._keys, keys)
+        found &= contacts.valid
         contacts.persisted = found
         contacts.normal_impulse = np.where(found, self._normal[at], 0.0)
         contacts.tangent_impulse = np.where(found, self._tangent[at], 0.0)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .contacts import ContactSet, find_manifolds, pair_keys
+from .contacts import ContactSet, find_manifolds, look_up, pair_keys
 
 
 @dataclass
@@ -83,13 +83,12 @@ class ManifoldCache:
         reuse = np.zeros(len(pair_a), bool)
         at = np.zeros(len(pair_a), np.int64)
         if len(kept.keys) and tolerance > 0.0:
-            keys = pair_keys(pair_a, pair_b)
-            at = np.minimum(np.searchsorted(kept.keys, keys), len(kept.keys) - 1)
+            at, found = look_up(kept.keys, pair_keys(pair_a, pair_b))
             a, b = body[pair_a], body[pair_b]
             offset = (origin[b] - origin[a]) * turn[a].conj()
             # Any point of B within `extent` of its origin moved by at most |d offset| + |d turn| extent.
             moved = np.abs(offset - kept.offset[at]) + np.abs(angle[b] - angle[a] - kept.turn[at]) * kept.extent[at]
-            reuse = (kept.keys[at] == keys) & (moved <= tolerance)
+            reuse = found & (moved <= tolerance)
         fresh = np.flatnonzero(~reuse)
         new = find_manifolds(shapes, body, pos, rot, pair_a[fresh], pair_b[fresh], margin[fresh])
         still = kept.take(at[reuse])
