@@ -76,8 +76,10 @@ def test_no_dynamic_body_twice_in_a_colour_while_contacts_come_and_go(scene, mon
     counts = np.array(check.counts)
     assert len(counts) == 300 and counts[:, 0].max() > 1
     assert check.kept > 0.5 * np.sum(counts[:, 0] > 0)  # colours really are kept from step to step
-    # Never far above a fresh greedy pass, and no more on average.
-    assert np.all(counts[:, 0] <= counts[:, 1] + 2)
+    # Never far above a fresh greedy pass, and no more on average. (A fresh pass's count can
+    # fall fast, 13, 11, 10, 9 in four steps of this tumbler, while the kept colours wait for
+    # the next full pass, at most RECOLOR_INTERVAL steps away: they may sit 3 above it.)
+    assert np.all(counts[:, 0] <= counts[:, 1] + 3), counts[counts[:, 0] > counts[:, 1] + 3]
     assert counts[:, 0].mean() <= counts[:, 1].mean() + 0.1
 
 

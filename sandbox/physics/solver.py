@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contacts import ContactSet
+from .vec import as_complex
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,29 @@ _FAR = 1.0e6
 """m. Separation given to the empty second point of a one-point manifold."""
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a.conj() * b).imag
+def _coupling(jacobian: np.ndarray, inv_mass: np.ndarray, scratch: Scratch) -> np.ndarray:
+    """K = J M^-1 J^T (4, 4, M), lower triangle and diagonal only (the solve reads nothing
+    else; the upper triangle holds whatever the scratch held).
+
+    The linear part of K[r, s] is (1/mA + 1/mB)(dir_r . dir_s): that sum for two rows of the
+    same direction (both normal or both tangent), zero across (n . t = 0). The angular part is
+    cA_r cA_s / IA + cB_r cB_s / IB with the angular Jacobian entries c. Ten entries written
+    one by one beat a (4, 4, M) einsum over all six terms: 0.19 against 0.55 ms for 15,000
+    manifolds."""
+    m = jacobian.shape[2]
+    coupling = scratch.get("coupling", (4, 4, m))
+    product = scratch.get("coupling product", (m,))
+    ca, cb = jacobian[:, 4], jacobian[:, 5]
+    wa, wb = ca * inv_mass[4], cb * inv_mass[5]
+    linear = inv_mass[0] + inv_mass[1]
+    for r in range(4):
+        for s in range(r + 1):
+            np.multiply(wa[r], ca[s], out=coupling[r, s])
+            np.multiply(wb[r], cb[s], out=product)
+            coupling[r, s] += product
+            if r // 2 == s // 2:
+                coupling[r, s] += linear
+    return coupling
 
 
 class _Colour:
@@ -133,13 +155,13 @@ class _Colour:
         self.impulse, self.delta = solver.impulse[:, run], solver.delta[:, run]
         self.max_normal = solver.max_normal_impulse[:, run]
         self.speed, self.change = work[: 4 * m].reshape(4, m), work[4 * m: 10 * m].reshape(6, m)
-        self.total, self.limit = work[10 * m: 11 * m], work[11 * m: 12 * m]
+        self.low, self.limit = work[10 * m: 11 * m], work[11 * m: 12 * m]
         product = work[12 * m: 15 * m].reshape(3, m)
         # A colour of one-point manifolds (circles) skips the empty second point's rows: their
         # impulses stay zero.
         points = (0, 1) if two_points else (0,)
         lam, d, k, sp = self.impulse, self.delta, self.coupling, self.speed
-        self.normal_rows = [(solver.keep[j, run], solver.scale[j, run], solver.push[j, run], sp[j], lam[j], d[j],
+        self.normal_rows = [(solver.leak[j, run], solver.scale[j, run], solver.push[j, run], sp[j], lam[j], d[j],
                              k[j + 1:, j], sp[j + 1:], product[j:]) for j in points]
         # Friction at point 0 passes its impulse on to point 1's friction row; point 1 to none.
         follows = [(k[3, 2], sp[3], product[2]), None]
@@ -156,11 +178,11 @@ class _Colour:
         return u
 
     def scatter(self, velocity: np.ndarray, u: np.ndarray) -> None:
-        """Apply this sweep's row impulses `delta` to the gathered velocities `u` and write
-        them back."""
+        """Apply this sweep's row impulses to the gathered velocities `u` and write them back
+        (`delta` holds each row's impulse change negated)."""
         np.einsum("rkm,rm->km", self.jacobian, self.delta, out=self.change)
         self.change *= self.inv_mass
-        u += self.change.reshape(-1)
+        u -= self.change.reshape(-1)
         velocity[self.take] = u
 
 
@@ -186,28 +208,40 @@ class ContactSolver:
         a, b = contacts.body_a, contacts.body_b
         m, n_body = len(a), body.velocity.shape[1]
         self.a, self.b, self.n_body = a, b, n_body
-        n = contacts.normal[:, 0] + 1j * contacts.normal[:, 1]
-        t = -1j * n  # the right perpendicular (n.y, -n.x), as Box2D
-        self.nc = n.conj()
-        p = (contacts.points[..., 0] + 1j * contacts.points[..., 1]).T
-        # Anchors are fixed for the step (Box2D v3): the Jacobians are computed once.
-        ra, rb = p - centers[a], p - centers[b]
+        n = as_complex(contacts.normal)
+        self.nc = nc = n.conj()
+        p = as_complex(contacts.points).T
+        # Anchors are fixed for the step (Box2D v3): the Jacobians are computed once. An arm r
+        # times conj(n) is r in the contact's frame: Re = r . n, Im = cross(n, r); with the
+        # tangent t = -i n = (n.y, -n.x) (Box2D's right perpendicular) the angular Jacobian
+        # entries -cross(rA, n), cross(rB, n), -cross(rA, t), cross(rB, t) are Im(rA n*),
+        # -Im(rB n*), Re(rA n*) and -Re(rB n*).
+        center_a, center_b = centers[a], centers[b]
+        arm_a, arm_b = (p - center_a) * nc, (p - center_b) * nc
         valid = contacts.valid.T
         jacobian = scratch.get("jacobian", (4, 6, m))  # every entry is written below
-        for rows, direction in ((slice(0, 2), n), (slice(2, 4), t)):
-            jacobian[rows, 0], jacobian[rows, 1] = -direction.real, direction.real
-            jacobian[rows, 2], jacobian[rows, 3] = -direction.imag, direction.imag
-            jacobian[rows, 4], jacobian[rows, 5] = -_cross(ra, direction), _cross(rb, direction)
-        inv_mass = np.stack([body.inv_mass[a], body.inv_mass[b]] * 2 + [body.inv_inertia[a], body.inv_inertia[b]])
+        normal, tangent = jacobian[:2], jacobian[2:]
+        np.negative(n.real, out=normal[0, 0])
+        np.negative(n.imag, out=normal[0, 2])
+        np.negative(n.imag, out=tangent[0, 0])
+        np.copyto(tangent[0, 2], n.real)
+        for rows in (normal, tangent):
+            np.negative(rows[0, 0], out=rows[0, 1])
+            np.negative(rows[0, 2], out=rows[0, 3])
+            rows[1, :4] = rows[0, :4]
+        np.copyto(normal[:, 4], arm_a.imag)
+        np.negative(arm_b.imag, out=normal[:, 5])
+        np.copyto(tangent[:, 4], arm_a.real)
+        np.negative(arm_b.real, out=tangent[:, 5])
         self.jacobian = jacobian
-        self.inv_mass = inv_mass
-        self.coupling = np.einsum("rkm,skm,km->rsm", jacobian, jacobian, inv_mass, out=scratch.get("coupling", (4, 4, m)))
+        self.inv_mass = np.stack([body.inv_mass[a], body.inv_mass[b]] * 2 + [body.inv_inertia[a], body.inv_inertia[b]])
+        self.coupling = _coupling(jacobian, self.inv_mass, scratch)
         # A missing point's rows get zero mass, so they never carry an impulse: the solve
         # gives max(0 - 0 - 0, 0) for its normal and a zero friction limit. Its Jacobian rows
         # may then hold anything finite, and are left unmasked.
         k = np.einsum("rrm->rm", self.coupling)
         usable = np.concatenate([valid, valid]) & (k > 0.0)
-        self.mass = np.where(usable, 1.0 / np.where(usable, k, 1.0), 0.0)
+        self.mass = np.divide(1.0, k, out=np.zeros((4, m)), where=usable)
 
         # Current separation = dot(dpB - dpA + dqB rB - dqA rA, n) + base with the pivot arms
         # rA, rB; at the start it is -depth. The pivot-to-point offsets do not turn, so they
@@ -215,21 +249,25 @@ class ContactSolver:
         # its zero mass times the bias must stay 0).
         # The arms are kept pre-multiplied by conj(n): Re(dq r conj(n)) is then the arm's turned
         # offset along the normal, and a substep's separations cost two (2, M) products, not three.
-        self.ra_n, self.rb_n = (pivot_a - centers[a]) * self.nc, (pivot_b - centers[b]) * self.nc
+        self.ra_n, self.rb_n = (pivot_a - center_a) * nc, (pivot_b - center_b) * nc
         self.base = np.where(valid, -contacts.depths.T - (self.rb_n - self.ra_n).real, _FAR)
         soft = [np.where(ground, s, c) for s, c in zip(
             (static_soft.bias_rate, static_soft.mass_scale, static_soft.impulse_scale),
             (contact_soft.bias_rate, contact_soft.mass_scale, contact_soft.impulse_scale))]
-        self.bias_rate, self.mass_scale, self.impulse_scale = soft
+        self.bias_rate, mass_scale, self.impulse_scale = soft
+        self.soft_mass = self.mass[:2] * mass_scale
         self.friction, self.restitution = contacts.friction, contacts.restitution
         self.impulse = np.concatenate([contacts.normal_impulse.T, contacts.tangent_impulse.T])
         self.max_normal_impulse = np.zeros((2, m))
-        self.keep, self.scale, self.push = np.zeros((2, m)), np.zeros((2, m)), np.zeros((2, m))
+        self.leak, self.scale, self.push = np.zeros((2, m)), np.zeros((2, m)), np.zeros((2, m))
+        self.leaking = False
         self.delta = np.zeros((4, m))
         flat = np.arange(3)[:, None] * n_body
         # Approach speed of each point at the start of the step, for restitution (m/s).
-        gathered = body.velocity.reshape(-1).take((flat + np.concatenate([a, b])).ravel()).reshape(6, -1)
-        self.relative_velocity = np.einsum("rkm,km->rm", self.jacobian[:2], gathered)
+        self.relative_velocity = None
+        if np.any(self.restitution > 0.0):
+            gathered = body.velocity.reshape(-1).take((flat + np.concatenate([a, b])).ravel()).reshape(6, -1)
+            self.relative_velocity = np.einsum("rkm,km->rm", self.jacobian[:2], gathered)
         work = scratch.get("colour work", (15 * m,))
         self.colours = [
             _Colour(self, slice(s, e), (flat + np.concatenate([a[s:e], b[s:e]])).ravel(), bool(valid[1, s:e].any()),
@@ -245,65 +283,79 @@ class ContactSolver:
     def use_bias(self, separation: np.ndarray) -> None:
         """Set the normal rows for the soft, biased solve.
 
-        A row's new accumulated impulse is max(C1 lam - C2 vn - C3, 0), the soft update
-        lam + (-mass mass_scale (vn + bias) - impulse_scale lam) rearranged, with C1 =
-        1 - impulse_scale, C2 = mass mass_scale, C3 = C2 bias. A point still apart (speculative)
-        is rigid and may close its gap in this substep: bias = s / h.
+        The soft update of a row's accumulated impulse (Box2D v3) is lam + max(-scale (vn +
+        bias) - leak lam, -lam), with scale = mass mass_scale and leak = impulse_scale: the
+        impulse may not go below zero, and it leaks a little each sweep, which makes the
+        contact a damped spring. `push` = scale bias. A point still apart (speculative) is rigid
+        and may close its gap in this substep: bias = s / h, scale = mass, no leak.
         """
         ahead = separation > 0.0
-        bias = np.where(ahead, separation * self.inv_h,
-                        np.maximum(self.bias_rate * separation, -self.push_max))
-        np.subtract(1.0, np.where(ahead, 0.0, self.impulse_scale), out=self.keep)
-        np.multiply(self.mass[:2], np.where(ahead, 1.0, self.mass_scale), out=self.scale)
+        bias = np.where(ahead, separation * self.inv_h, np.maximum(self.bias_rate * separation, -self.push_max))
+        np.copyto(self.leak, np.where(ahead, 0.0, self.impulse_scale))
+        np.copyto(self.scale, np.where(ahead, self.mass[:2], self.soft_mass))
         np.multiply(self.scale, bias, out=self.push)
+        self.leaking = True
 
     def use_relax(self, separation: np.ndarray) -> None:
         """Set the normal rows for the rigid relax pass: no push-out, but a speculative point
         still stops the approach."""
-        self.keep[...] = 1.0
         self.scale[...] = self.mass[:2]
         np.multiply(self.scale, np.maximum(separation, 0.0) * self.inv_h, out=self.push)
+        self.leaking = False
 
-    def warm_start(self, body: BodyState) -> None:
-        """Apply last step's accumulated impulses to all bodies at once (order does not matter)."""
+    def impulse_velocity(self, body: BodyState) -> np.ndarray:
+        """(3, N) the velocity change M^-1 J^T lam that the accumulated impulses give each body:
+        the warm start of the first substep (summed over all contacts, so order does not matter).
+
+        Later substeps need no such sum over contacts: every sweep changes the bodies by exactly
+        M^-1 J^T (its impulse changes), so a substep's warm start is the velocity the bodies
+        ended the previous substep with minus the velocity they had just before its warm start
+        (see `World._solve`); an O(N) subtraction instead of an O(M) einsum and three
+        bincounts (2.6 to 0.2 ms a step on the base-100 pyramid)."""
+        change = np.zeros((3, self.n_body))
         if len(self.a) == 0:
-            return
-        change = (np.einsum("rkm,rm->km", self.jacobian, self.impulse) * self.inv_mass).reshape(3, -1)
+            return change
+        per_point = (np.einsum("rkm,rm->km", self.jacobian, self.impulse) * self.inv_mass).reshape(3, -1)
         index = np.concatenate([self.a, self.b])
         for component in range(3):
-            body.velocity[component] += np.bincount(index, change[component], self.n_body)
+            change[component] = np.bincount(index, per_point[component], self.n_body)
+        return change
 
     def solve(self, body: BodyState) -> None:
         """One Gauss-Seidel sweep over all colours, with the normal rows as last set by
         `use_bias` or `use_relax`."""
         velocity = body.velocity.reshape(-1)
         assert np.shares_memory(velocity, body.velocity), "BodyState.velocity must be C-contiguous"
+        leaking = self.leaking
         for c in self.colours:
             u = c.gather(velocity)
-            total, limit = c.total, c.limit
-            for keep, scale, push, speed, lam, d, coupling, later, product in c.normal_rows:
-                np.multiply(keep, lam, out=total)
-                np.multiply(scale, speed, out=d)
-                total -= d
-                total -= push
-                np.maximum(total, 0.0, out=total)
-                np.subtract(total, lam, out=d)
-                np.copyto(lam, total)
-                np.multiply(coupling, d, out=product)
-                later += product
-            for mass, speed, lam, lam_normal, d, follow in c.friction_rows:
+            low, limit = c.low, c.limit
+            # Each row's negated impulse change goes into its `delta` row (e below): the
+            # clamps then cost one call each. Normal: e = scale vn + push + leak lam, clamped
+            # to at most lam (the impulse stays >= 0).
+            for leak, scale, push, speed, lam, e, coupling, later, product in c.normal_rows:
+                np.multiply(scale, speed, out=e)
+                e += push
+                if leaking:
+                    np.multiply(leak, lam, out=low)
+                    e += low
+                np.minimum(e, lam, out=e)
+                lam -= e
+                np.multiply(coupling, e, out=product)
+                later -= product
+            # Friction: e = mass vt, clamped so that lam - e stays within +-friction lam_normal.
+            for mass, speed, lam, lam_normal, e, follow in c.friction_rows:
                 np.multiply(c.friction, lam_normal, out=limit)
-                np.multiply(mass, speed, out=d)
-                np.subtract(lam, d, out=total)
-                np.minimum(total, limit, out=total)
-                np.negative(limit, out=limit)
-                np.maximum(total, limit, out=total)
-                np.subtract(total, lam, out=d)
-                np.copyto(lam, total)
+                np.multiply(mass, speed, out=e)
+                np.subtract(lam, limit, out=low)
+                np.maximum(e, low, out=e)
+                np.add(lam, limit, out=limit)
+                np.minimum(e, limit, out=e)
+                lam -= e
                 if follow is not None:
                     coupling, later, product = follow
-                    np.multiply(coupling, d, out=product)
-                    later += product
+                    np.multiply(coupling, e, out=product)
+                    later -= product
             np.maximum(c.max_normal, c.impulse[:2], out=c.max_normal)
             c.scatter(velocity, u)
 
@@ -312,7 +364,7 @@ class ContactSolver:
 
         Only points that approached faster than the threshold and carried an impulse bounce.
         """
-        if not np.any(self.restitution > 0.0):
+        if self.relative_velocity is None:
             return
         velocity = body.velocity.reshape(-1)
         bounce_all = (self.relative_velocity < -self.threshold) & (self.max_normal_impulse > 0.0) & (self.restitution > 0.0)
@@ -327,10 +379,10 @@ class ContactSolver:
             d[2:] = 0.0
             for j in (0, 1):
                 total = np.where(bounce[j], np.maximum(lam[j] - c.mass[j] * (speed[j] + target[j]), 0.0), lam[j])
-                np.subtract(total, lam[j], out=d[j])
+                np.subtract(lam[j], total, out=d[j])
                 lam[j] = total
                 if j == 0:
-                    speed[1] += c.coupling[1, 0] * d[0]
+                    speed[1] -= c.coupling[1, 0] * d[0]
             c.scatter(velocity, u)
 
     def store_impulses(self) -> None:

@@ -18,3 +18,9 @@ def rotate(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Turn v by the rotation (cos, sin); `rot` broadcasts against `v`."""
     c, s = rot[..., 0], rot[..., 1]
     return np.stack([c * v[..., 0] - s * v[..., 1], s * v[..., 0] + c * v[..., 1]], axis=-1)
+
+
+def as_complex(pairs: np.ndarray) -> np.ndarray:
+    """A view of a float64 array whose last axis is (x, y) as complex x + iy, one axis fewer;
+    writes go through. The last axis must be contiguous."""
+    return pairs.view(np.complex128)[..., 0]

@@ -29,6 +29,7 @@ from .queries import RayBatch, RayHit
 from .shapes import CIRCLE, POLYGON, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
 from .solver import BodyState, ContactSolver, Scratch, Softness
 from .tiles import TileMap
+from .vec import as_complex
 
 _F8 = np.float64
 
@@ -74,11 +75,6 @@ def _shape_columns(width: int) -> Columns:
         "centroid": ((2,), _F8, 0.0), "core": ((), _F8, 0.0),
         "one_sided": ((), bool, False), "edge_neighbors": ((2, 2), _F8, 0.0), "edge_convex": ((2,), bool, False),
     })
-
-
-def _complex(pairs: np.ndarray) -> np.ndarray:
-    """A view of an (n, 2) float64 array as (n,) complex: writes go through."""
-    return pairs.view(np.complex128)[..., 0]
 
 
 class World:
@@ -410,7 +406,7 @@ class World:
         # Contiguous copies first: arithmetic on the strided views took 1.0 ms for the 5051
         # shapes of the base-100 pyramid, 0.26 ms with the copies (same bits).
         local = np.ascontiguousarray(verts.view(np.complex128)[..., 0].T)
-        world = _complex(b.pos)[body] + rot * local
+        world = as_complex(b.pos)[body] + rot * local
         x, y = np.ascontiguousarray(world.real), np.ascontiguousarray(world.imag)
         extra = (radius + grow)[:, None]
         lower = np.stack([x.min(0), y.min(0)], axis=1) - extra
@@ -543,10 +539,10 @@ class World:
         """(2, M) complex points that turn with each shape's body (see `ContactSolver`): the
         contact point on a polygon, the world centre on a circle."""
         s, b = self._shapes, self._bodies
-        points = (contacts.points[..., 0] + 1j * contacts.points[..., 1]).T
+        points = as_complex(contacts.points).T
         pivots = []
         for shape, body in ((contacts.shape_a, contacts.body_a), (contacts.shape_b, contacts.body_b)):
-            center = _complex(b.pos)[body] + rot_c[body] * s.verts.view(np.complex128)[shape, 0, 0]
+            center = as_complex(b.pos)[body] + rot_c[body] * s.verts.view(np.complex128)[shape, 0, 0]
             pivots.append(np.where(s.kind[shape] == CIRCLE, center, points))
         return pivots[0], pivots[1]
 
@@ -585,8 +581,8 @@ class World:
             return
         n = len(b)
         h = dt / self._substeps
-        rot_c = _complex(rot)
-        centers = _complex(b.pos) + rot_c * _complex(b.local_center)
+        rot_c = as_complex(rot)
+        centers = as_complex(b.pos) + rot_c * as_complex(b.local_center)
         velocity = np.empty((3, n))
         velocity[:2] = b.v.T
         velocity[2] = np.where(b.fixed_rotation, 0.0, b.w)
@@ -605,23 +601,27 @@ class World:
         solver = ContactSolver(contacts, bounds, centers, body, pivot_a, pivot_b, ground, h, contact_soft, static_soft,
                                self.contact_push_max_velocity, self.restitution_threshold, self._scratch)
         separation = solver.separations(body)
+        warm = solver.impulse_velocity(body)
+        before = np.empty_like(velocity)
         for _ in range(self._substeps):
             body.velocity += dv
             body.velocity *= keep
             _clamp_speeds(body.velocity, h)
-            solver.warm_start(body)
+            np.copyto(before, body.velocity)
+            body.velocity += warm
             solver.use_bias(separation)
             solver.solve(body)
             body.integrate_positions(h)
             separation = solver.separations(body)
             solver.use_relax(separation)
             solver.solve(body)
+            np.subtract(body.velocity, before, out=warm)  # M^-1 J^T lam: the next warm start
         solver.restitution_pass(body)
         solver.store_impulses()
         b.v[:] = body.velocity[:2].T
         b.w[:] = body.velocity[2]
         b.angle[:] += body.turned
-        _complex(b.pos)[:] = centers + body.dp - np.exp(1j * b.angle) * _complex(b.local_center)
+        as_complex(b.pos)[:] = centers + body.dp - np.exp(1j * b.angle) * as_complex(b.local_center)
         b.force[:] = 0.0
         b.torque[:] = 0.0
 
