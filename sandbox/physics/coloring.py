@@ -125,7 +125,7 @@ class ColorMemory:
                 if fresh.max() + 1 < count:
                     colors, count = fresh, int(fresh.max()) + 1
         self._count = count
-        order = np.argsort(keys)  # keys are unique: any sort gives the same order
+        order = np.argsort(keys, kind="stable")  # unique keys in sorted runs: see `contacts.look_up`
         self._keys, self._colors, self._dynamic = keys[order], colors[order], dynamic.copy()
         return colors
 

@@ -140,4 +140,4 @@ class ManifoldCache:
             anchor_a=inv_a[:, None] * (mid + half - origin[a, None]),
             anchor_b=inv_b[:, None] * (mid - half - origin[b, None]), ids=new.ids, valid=new.valid)
         both = _Kept(*(np.concatenate([getattr(fresh, f.name), getattr(reused, f.name)]) for f in fields(_Kept)))
-        return both.take(np.argsort(both.keys))
+        return both.take(np.argsort(both.keys, kind="stable"))  # two sorted runs: see `contacts.look_up`

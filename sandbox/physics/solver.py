@@ -191,15 +191,15 @@ class ContactSolver:
 
     `bounds[c]:bounds[c + 1]` are the manifolds of colour c; `centers` (N,) complex centres of
     mass at the start of the step; `ground` (M,) true where one body is not dynamic (those
-    contacts use `static_soft`). `pivot_a`, `pivot_b` (2, M) complex: for each point, the
-    point of each shape that turns with its body, from which the separation is re-measured
+    contacts use `static_soft`). `pivot_a`, `pivot_b` (2, M) complex or None (the contact
+    points themselves): for each point, the point of each shape that turns with its body, from which the separation is re-measured
     during the substeps: the contact point itself on a polygon, the centre on a circle (a
     spinning circle's contact point does not turn with it; treating it as fixed to the body
     would open a false gap of r (1 - cos(w h)) per substep).
     """
 
     def __init__(self, contacts: ContactSet, bounds: np.ndarray, centers: np.ndarray, body: BodyState,
-                 pivot_a: np.ndarray, pivot_b: np.ndarray,
+                 pivot_a: np.ndarray | None, pivot_b: np.ndarray | None,
                  ground: np.ndarray, h: float, contact_soft: Softness, static_soft: Softness,
                  push_max_velocity: float, restitution_threshold: float, scratch: Scratch | None = None) -> None:
         scratch = scratch or Scratch()
@@ -249,8 +249,11 @@ class ContactSolver:
         # its zero mass times the bias must stay 0).
         # The arms are kept pre-multiplied by conj(n): Re(dq r conj(n)) is then the arm's turned
         # offset along the normal, and a substep's separations cost two (2, M) products, not three.
-        self.ra_n, self.rb_n = (pivot_a - center_a) * nc, (pivot_b - center_b) * nc
+        self.ra_n = arm_a if pivot_a is None else (pivot_a - center_a) * nc
+        self.rb_n = arm_b if pivot_b is None else (pivot_b - center_b) * nc
         self.base = np.where(valid, -contacts.depths.T - (self.rb_n - self.ra_n).real, _FAR)
+        self._separation, self._turned = np.empty((2, m)), np.empty((2, m), np.complex128)
+        self._ahead, self._bias = np.empty((2, m), bool), np.empty((2, m))
         soft = [np.where(ground, s, c) for s, c in zip(
             (static_soft.bias_rate, static_soft.mass_scale, static_soft.impulse_scale),
             (contact_soft.bias_rate, contact_soft.mass_scale, contact_soft.impulse_scale))]
@@ -275,10 +278,19 @@ class ContactSolver:
             for s, e in zip(bounds[:-1], bounds[1:])]
 
     def separations(self, body: BodyState) -> np.ndarray:
-        """(2, M) current separation of each point (m): positive apart, negative overlapping."""
-        a, b = self.a, self.b
-        turned = (body.dq[b] * self.rb_n).real - (body.dq[a] * self.ra_n).real
-        return turned + ((body.dp[b] - body.dp[a]) * self.nc).real + self.base
+        """(2, M) current separation of each point (m): positive apart, negative overlapping.
+        The array is overwritten by the next call."""
+        a, b, out, turned = self.a, self.b, self._separation, self._turned
+        np.multiply(body.dq.take(b), self.rb_n, out=turned)
+        np.copyto(out, turned.real)
+        np.multiply(body.dq.take(a), self.ra_n, out=turned)
+        out -= turned.real
+        shift = body.dp.take(b)
+        shift -= body.dp.take(a)
+        shift *= self.nc
+        out += shift.real
+        out += self.base
+        return out
 
     def use_bias(self, separation: np.ndarray) -> None:
         """Set the normal rows for the soft, biased solve.
@@ -289,10 +301,14 @@ class ContactSolver:
         contact a damped spring. `push` = scale bias. A point still apart (speculative) is rigid
         and may close its gap in this substep: bias = s / h, scale = mass, no leak.
         """
-        ahead = separation > 0.0
-        bias = np.where(ahead, separation * self.inv_h, np.maximum(self.bias_rate * separation, -self.push_max))
-        np.copyto(self.leak, np.where(ahead, 0.0, self.impulse_scale))
-        np.copyto(self.scale, np.where(ahead, self.mass[:2], self.soft_mass))
+        ahead = np.greater(separation, 0.0, out=self._ahead)
+        bias = np.multiply(self.bias_rate, separation, out=self._bias)
+        np.maximum(bias, -self.push_max, out=bias)
+        np.copyto(bias, separation * self.inv_h, where=ahead)
+        np.copyto(self.leak, self.impulse_scale)
+        np.copyto(self.leak, 0.0, where=ahead)
+        np.copyto(self.scale, self.soft_mass)
+        np.copyto(self.scale, self.mass[:2], where=ahead)
         np.multiply(self.scale, bias, out=self.push)
         self.leaking = True
 

@@ -535,15 +535,20 @@ class World:
         b.w[sleepy] = 0.0
         b.island[sleepy] = labels[sleepy]
 
-    def _pivots(self, contacts: ContactSet, rot_c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _pivots(self, contacts: ContactSet, rot_c: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         """(2, M) complex points that turn with each shape's body (see `ContactSolver`): the
-        contact point on a polygon, the world centre on a circle."""
+        contact point on a polygon, the world centre on a circle; None for a side with no
+        circle (all pivots are the contact points)."""
         s, b = self._shapes, self._bodies
         points = as_complex(contacts.points).T
         pivots = []
         for shape, body in ((contacts.shape_a, contacts.body_a), (contacts.shape_b, contacts.body_b)):
+            circle = s.kind[shape] == CIRCLE
+            if not circle.any():
+                pivots.append(None)
+                continue
             center = as_complex(b.pos)[body] + rot_c[body] * s.verts.view(np.complex128)[shape, 0, 0]
-            pivots.append(np.where(s.kind[shape] == CIRCLE, center, points))
+            pivots.append(np.where(circle, center, points))
         return pivots[0], pivots[1]
 
     def _stop_at_tile_edges(self, dynamic: np.ndarray, pos0: np.ndarray, angle0: np.ndarray) -> None:
