@@ -221,7 +221,10 @@ class ContactSolver:
         self.a, self.b, self.n_body = a, b, n_body
         n = as_complex(contacts.normal)
         self.nc = nc = n.conj()
-        p = as_complex(contacts.points).T
+        # Every (rows, M) array is made C-contiguous: a transposed (F-ordered) impulse array made
+        # each sweep's impulse rows strided, and the stored-impulse einsum took 0.50 against
+        # 0.14 ms on the base-100 pyramid.
+        p = np.ascontiguousarray(as_complex(contacts.points).T)
         # Anchors are fixed for the step (Box2D v3): the Jacobians are computed once. An arm r
         # times conj(n) is r in the contact's frame: Re = r . n, Im = cross(n, r); with the
         # tangent t = -i n = (n.y, -n.x) (Box2D's right perpendicular) the angular Jacobian
@@ -229,7 +232,7 @@ class ContactSolver:
         # -Im(rB n*), Re(rA n*) and -Re(rB n*).
         center_a, center_b = centers[a], centers[b]
         arm_a, arm_b = (p - center_a) * nc, (p - center_b) * nc
-        valid = contacts.valid.T
+        valid = np.ascontiguousarray(contacts.valid.T)
         jacobian = scratch.get("jacobian", (4, 6, m))  # every entry is written below
         normal, tangent = jacobian[:2], jacobian[2:]
         np.negative(n.real, out=normal[0, 0])
@@ -262,7 +265,7 @@ class ContactSolver:
         # offset along the normal, and a substep's separations cost two (2, M) products, not three.
         self.ra_n = arm_a if pivot_a is None else (pivot_a - center_a) * nc
         self.rb_n = arm_b if pivot_b is None else (pivot_b - center_b) * nc
-        self.base = np.where(valid, -contacts.depths.T - (self.rb_n - self.ra_n).real, _FAR)
+        self.base = np.where(valid, -np.ascontiguousarray(contacts.depths.T) - (self.rb_n - self.ra_n).real, _FAR)
         self._separation, self._turned = np.empty((2, m)), np.empty((2, m), np.complex128)
         self._ahead, self._bias = np.empty((2, m), bool), np.empty((2, m))
         soft = [np.where(ground, s, c) for s, c in zip(
@@ -271,7 +274,8 @@ class ContactSolver:
         self.bias_rate, mass_scale, self.impulse_scale = soft
         self.soft_mass = self.mass[:2] * mass_scale
         self.friction, self.restitution = contacts.friction, contacts.restitution
-        self.impulse = np.concatenate([contacts.normal_impulse.T, contacts.tangent_impulse.T])
+        self.impulse = np.empty((4, m))
+        self.impulse[:2], self.impulse[2:] = contacts.normal_impulse.T, contacts.tangent_impulse.T
         self.max_normal_impulse = np.zeros((2, m))
         self.leak, self.scale, self.push = np.zeros((2, m)), np.zeros((2, m)), np.zeros((2, m))
         self.leaking = False
