@@ -49,7 +49,11 @@ class _Kept:
                    z2.astype(complex), z2.astype(np.int64), z2.astype(bool))
 
     def take(self, rows: np.ndarray) -> "_Kept":
-        return _Kept(*(getattr(self, f.name)[rows] for f in fields(self)))
+        """The entries `rows`, in that order; itself when `rows` is every entry in order (a
+        resting scene). np.take, not fancy indexing: see `ContactSet.reorder`."""
+        if len(rows) == len(self.keys) and np.array_equal(rows, np.arange(len(rows))):
+            return self
+        return _Kept(*(np.take(getattr(self, f.name), rows, axis=0) for f in fields(self)))
 
 
 class ManifoldCache:
@@ -106,18 +110,26 @@ class ManifoldCache:
         """World manifolds from kept anchors at the bodies' current poses (`origin`, `turn`:
         (N,) complex body origins and exp(i angle))."""
         body_a, body_b = shapes.body[a], shapes.body[b]
-        n = turn[body_a] * kept.normal
-        on_a = origin[body_a, None] + turn[body_a, None] * kept.anchor_a
-        on_b = origin[body_b, None] + turn[body_b, None] * kept.anchor_b
-        depth = -((on_b - on_a) * n.conj()[:, None]).real
-        mid = 0.5 * (on_a + on_b)
+        turn_a, turn_b = turn[body_a], turn[body_b]
+        n = turn_a * kept.normal
+        on_a = turn_a[:, None] * kept.anchor_a
+        on_a += origin[body_a, None]
+        on_b = turn_b[:, None] * kept.anchor_b
+        on_b += origin[body_b, None]
+        depth = ((on_a - on_b) * n.conj()[:, None]).real
+        mid = on_a
+        mid += on_b
+        mid *= 0.5
         valid = kept.valid
+        if not valid.all():
+            depth[~valid] = 0.0
+            mid[~valid] = 0.0
         m = len(a)
         zeros = np.zeros((m, 2))
+        # Complex (M,) and (M, 2) arrays are (M, 2) and (M, 2, 2) float arrays of (x, y): views.
         return ContactSet(
-            shape_a=a, shape_b=b, body_a=body_a, body_b=body_b, normal=np.stack([n.real, n.imag], axis=1),
-            points=np.where(valid[..., None], np.stack([mid.real, mid.imag], axis=2), 0.0),
-            depths=np.where(valid, depth, 0.0), ids=kept.ids, valid=valid,
+            shape_a=a, shape_b=b, body_a=body_a, body_b=body_b, normal=n.view(np.float64).reshape(m, 2),
+            points=mid.view(np.float64).reshape(m, 2, 2), depths=depth, ids=kept.ids, valid=valid,
             friction=np.sqrt(shapes.friction[a] * shapes.friction[b]),
             restitution=np.maximum(shapes.restitution[a], shapes.restitution[b]),
             persisted=np.zeros((m, 2), bool), normal_impulse=zeros, tangent_impulse=zeros.copy(),
