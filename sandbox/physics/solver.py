@@ -96,9 +96,11 @@ class BodyState:
     def integrate_positions(self, h: float) -> None:
         """Advance dp and the rotation by one substep of h seconds at the current velocities."""
         v = self.velocity
-        self.dp += h * (v[0] + 1j * v[1])
+        self.dp.real += h * v[0]
+        self.dp.imag += h * v[1]
         self.turned += h * v[2]
-        self.dq = np.exp(1j * self.turned)
+        np.cos(self.turned, out=self.dq.real)
+        np.sin(self.turned, out=self.dq.imag)
 
 
 class Scratch:
