@@ -56,6 +56,18 @@ def _random_setup(rng: np.random.Generator, bodies: int, colours: int):
     return contacts, np.array(bounds), centers, velocity, inv_mass, inv_inertia
 
 
+def _random_solver(seed: int, bodies: int, colours: int):
+    """`_random_setup` with its BodyState (velocity copied) and a ContactSolver over it whose
+    pivots are the contact points."""
+    contacts, bounds, centers, velocity, inv_mass, inv_inertia = _random_setup(np.random.default_rng(seed), bodies, colours)
+    body = BodyState(velocity=velocity.copy(), dp=np.zeros(bodies, complex), turned=np.zeros(bodies),
+                     dq=np.ones(bodies, complex), inv_mass=inv_mass, inv_inertia=inv_inertia)
+    pivots = (contacts.points[..., 0] + 1j * contacts.points[..., 1]).T.copy()
+    solver = ContactSolver(contacts, bounds, centers, body, pivots, pivots, contacts.body_a == 0, H,
+                           Softness.make(30.0, 10.0, H), Softness.make(60.0, 10.0, H), 3.0, 1.0)
+    return contacts, centers, velocity, inv_mass, inv_inertia, body, solver
+
+
 class _Pair:
     """Two bodies of the reference solve, on Python complex numbers."""
 
@@ -109,14 +121,7 @@ def _reference_solve(contacts: ContactSet, centers, velocity, inv_mass, inv_iner
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("biased", [True, False])
 def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool) -> None:
-    rng = np.random.default_rng(seed)
-    contacts, bounds, centers, velocity, inv_mass, inv_inertia = _random_setup(rng, bodies=40, colours=4)
-    body = BodyState(velocity=velocity.copy(), dp=np.zeros(40, complex), turned=np.zeros(40),
-                     dq=np.ones(40, complex), inv_mass=inv_mass, inv_inertia=inv_inertia)
-    points = contacts.points[..., 0] + 1j * contacts.points[..., 1]
-    pivots = points.T.copy()
-    solver = ContactSolver(contacts, bounds, centers, body, pivots, pivots, contacts.body_a == 0, H,
-                           Softness.make(30.0, 10.0, H), Softness.make(60.0, 10.0, H), 3.0, 1.0)
+    contacts, centers, velocity, inv_mass, inv_inertia, body, solver = _random_solver(seed, bodies=40, colours=4)
     separation = solver.separations(body)
     np.testing.assert_allclose(separation[contacts.valid.T], -contacts.depths.T[contacts.valid.T], atol=1e-12)
     (solver.use_bias if biased else solver.use_relax)(separation)
@@ -135,13 +140,7 @@ def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool
 
 
 def test_impulse_velocity_applies_every_stored_impulse() -> None:
-    rng = np.random.default_rng(5)
-    contacts, bounds, centers, velocity, inv_mass, inv_inertia = _random_setup(rng, bodies=30, colours=3)
-    body = BodyState(velocity=velocity.copy(), dp=np.zeros(30, complex), turned=np.zeros(30),
-                     dq=np.ones(30, complex), inv_mass=inv_mass, inv_inertia=inv_inertia)
-    pivots = (contacts.points[..., 0] + 1j * contacts.points[..., 1]).T.copy()
-    solver = ContactSolver(contacts, bounds, centers, body, pivots, pivots, contacts.body_a == 0, H,
-                           Softness.make(30.0, 10.0, H), Softness.make(60.0, 10.0, H), 3.0, 1.0)
+    contacts, _, velocity, inv_mass, _, body, solver = _random_solver(5, bodies=30, colours=3)
     body.velocity += solver.impulse_velocity(body)
     # Linear momentum: each manifold's impulses move A back and B forward by the same amount.
     mass = np.where(inv_mass > 0, 1.0 / np.where(inv_mass > 0, inv_mass, 1.0), 0.0)
@@ -158,13 +157,7 @@ def test_impulse_velocity_applies_every_stored_impulse() -> None:
 def test_a_substeps_velocity_change_is_the_next_warm_start() -> None:
     """World._solve warm starts each later substep with (velocity after the relax sweep) -
     (velocity before the warm start), not with a fresh sum over contacts: the two must agree."""
-    rng = np.random.default_rng(7)
-    contacts, bounds, centers, velocity, inv_mass, inv_inertia = _random_setup(rng, bodies=30, colours=3)
-    body = BodyState(velocity=velocity.copy(), dp=np.zeros(30, complex), turned=np.zeros(30),
-                     dq=np.ones(30, complex), inv_mass=inv_mass, inv_inertia=inv_inertia)
-    pivots = (contacts.points[..., 0] + 1j * contacts.points[..., 1]).T.copy()
-    solver = ContactSolver(contacts, bounds, centers, body, pivots, pivots, contacts.body_a == 0, H,
-                           Softness.make(30.0, 10.0, H), Softness.make(60.0, 10.0, H), 3.0, 1.0)
+    contacts, _, _, _, _, body, solver = _random_solver(7, bodies=30, colours=3)
     before = body.velocity.copy()
     body.velocity += solver.impulse_velocity(body)
     solver.use_bias(solver.separations(body))
