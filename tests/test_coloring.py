@@ -31,16 +31,25 @@ class ColorCheck:
     def __init__(self, world: World, monkeypatch: pytest.MonkeyPatch) -> None:
         self.counts: list[tuple[int, int]] = []
         self.kept = 0
-        self._color = world._colors.color
+        self._color, self._collide = world._colors.color, world._manifolds.collide
+        self._contacts = None
         self._last: dict[tuple[int, int], int] = {}
         monkeypatch.setattr(world._colors, "color", self._checked)
+        monkeypatch.setattr(world._manifolds, "collide", self._collided)
 
-    def _checked(self, shape_a, shape_b, body_a, body_b, dynamic):
-        colors = self._color(shape_a, shape_b, body_a, body_b, dynamic)
+    def _collided(self, *args):
+        self._contacts = self._collide(*args)
+        return self._contacts
+
+    def _checked(self, previous, body_a, body_b, dynamic):
+        colors = self._color(previous, body_a, body_b, dynamic)
         assert_valid(colors, body_a, body_b, dynamic)
         fresh = color_constraints(body_a, body_b, dynamic)
         self.counts.append((int(colors.max(initial=-1)) + 1, int(fresh.max(initial=-1)) + 1))
-        now = dict(zip(zip(shape_a.tolist(), shape_b.tolist()), colors.tolist()))
+        pairs = zip(self._contacts.shape_a.tolist(), self._contacts.shape_b.tolist())
+        now = dict(zip(pairs, colors.tolist()))
+        # The cache hands back each pair's colour of last step.
+        assert all(self._last[pair] == color for pair, color in zip(now, previous.tolist()) if pair in self._last)
         self.kept += sum(self._last.get(pair) == color for pair, color in now.items())
         self._last = now
         return colors
@@ -104,8 +113,8 @@ def test_a_resting_pyramid_colours_no_contact_in_the_greedy_loop(monkeypatch):
 def test_colours_are_reset_when_a_body_is_destroyed(monkeypatch):
     world, boxes = pyramid(6)
     run(world, 0.2)
-    check = ColorCheck(world, monkeypatch)
     world.destroy_body(boxes[7])  # rows after it are renumbered
+    check = ColorCheck(world, monkeypatch)
     run(world, 0.5)
     assert len(check.counts) == 30
 
@@ -113,12 +122,12 @@ def test_colours_are_reset_when_a_body_is_destroyed(monkeypatch):
 def test_memory_keeps_colours_and_colours_new_contacts_around_them():
     dynamic = np.array([False, True, True, True, True])
     memory = ColorMemory()
-    shape_a, shape_b = np.array([0, 1, 2]), np.array([1, 2, 3])
-    first = memory.color(shape_a, shape_b, shape_a, shape_b, dynamic)
+    body_a, body_b = np.array([0, 1, 2]), np.array([1, 2, 3])
+    first = memory.color(np.full(3, -1), body_a, body_b, dynamic)
     np.testing.assert_array_equal(first, [0, 1, 0])
     # Contact (0, 1) goes, (1, 4) comes: (1, 2) and (2, 3) keep theirs; colour 0 is free at 1.
-    shape_a, shape_b = np.array([1, 1, 2]), np.array([2, 4, 3])
-    second = memory.color(shape_a, shape_b, shape_a, shape_b, dynamic)
+    body_a, body_b = np.array([1, 1, 2]), np.array([2, 4, 3])
+    second = memory.color(np.array([1, -1, 0]), body_a, body_b, dynamic)
     np.testing.assert_array_equal(second, [1, 0, 0])
     order, bounds = color_order(second)
     np.testing.assert_array_equal(order, [1, 2, 0])
@@ -127,12 +136,13 @@ def test_memory_keeps_colours_and_colours_new_contacts_around_them():
 
 def test_a_body_that_wakes_gets_its_contacts_coloured_anew():
     memory = ColorMemory()
-    shape_a, shape_b = np.array([0, 0]), np.array([1, 2])
+    body_a, body_b = np.array([0, 0]), np.array([1, 2])
     asleep = np.array([False, True, True])  # body 0 rests: both contacts may share colour 0
-    np.testing.assert_array_equal(memory.color(shape_a, shape_b, shape_a, shape_b, asleep), [0, 0])
+    first = memory.color(np.full(2, -1), body_a, body_b, asleep)
+    np.testing.assert_array_equal(first, [0, 0])
     awake = np.array([True, True, True])
-    colors = memory.color(shape_a, shape_b, shape_a, shape_b, awake)
-    assert_valid(colors, shape_a, shape_b, awake)
+    colors = memory.color(first, body_a, body_b, awake)
+    assert_valid(colors, body_a, body_b, awake)
 
 
 def test_two_tumbler_runs_with_kept_pairs_and_colours_are_bitwise_identical():

@@ -95,14 +95,19 @@ def test_reuse_can_be_turned_off_and_a_pyramid_stands_the_same_either_way():
     assert abs(stands[0.0] - stands[TOLERANCE]) < 0.002
 
 
-def test_destroying_a_body_forgets_kept_manifolds():
+def test_destroying_a_body_keeps_the_other_pairs_manifolds_and_impulses_under_their_new_rows():
     world, boxes = pyramid(3)
     run(world, 2.0)
-    assert world.profile.reused == world.profile.manifolds
-    world.destroy_body(boxes[0])
-    before = {body._row: (*body.position, body.angle) for body in world.bodies}
+    before_rows = len(world.contacts)
+    assert world.profile.reused == before_rows
+    world.destroy_body(boxes[1])  # bottom middle: shapes after it are renumbered
+    poses = {body._row: (*body.position, body.angle) for body in world.bodies}
     world.step(DT)
-    assert world.profile.reused == 0 and world.profile.manifolds > 0
-    for row in range(len(world.contacts)):
-        fresh = _fresh(world, row, before)
-        np.testing.assert_allclose(world.contacts.depths[row, : fresh.count], fresh.depths, atol=1e-12)
+    c = world.contacts
+    # Its five pairs went: the ground, its two neighbours and the two boxes it held up.
+    assert len(c) == before_rows - 5 and world.profile.reused == len(c)
+    assert c.persisted[c.valid].all()  # warm started
+    for row in range(len(c)):
+        fresh = _fresh(world, row, poses)
+        assert list(c.ids[row, : fresh.count]) == list(fresh.ids)
+        np.testing.assert_allclose(c.depths[row, : fresh.count], fresh.depths, atol=TOLERANCE)

@@ -4,15 +4,14 @@ Within one colour no dynamic body appears twice, so gathering body velocities, u
 and scattering them back with plain fancy indexing is exactly a Gauss-Seidel sweep over that
 colour. Static and kinematic bodies are never written by the solver, so they may repeat.
 
-`ColorMemory` keeps each contact's colour from one step to the next, so only the contacts that
-are new this step go through the greedy loop.
+`ColorMemory` keeps each contact's colour from one step to the next (with the manifold cache),
+so only the contacts that are new this step go through the greedy loop.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .contacts import look_up, pair_keys
 
 RECOLOR_INTERVAL = 8
 """Steps. Kept colours drift: new contacts fill whatever colours their bodies leave free, and
@@ -65,13 +64,15 @@ def _greedy(a: list[int], b: list[int], used: list[int]) -> list[int]:
 
 
 class ColorMemory:
-    """Each contact's colour, kept from step to step by its shape pair.
+    """Keeps contacts' colours from one step to the next.
 
-    A contact that was there last step keeps its colour: last step's colouring had no dynamic
-    body twice in a colour, and a subset of it still has none, as long as no body joined the
-    dynamic (solved) set since; a contact on a body that just did (woken up) is coloured anew.
-    The new contacts go through the greedy loop, starting from the colours the kept ones
-    already take at each body. Colours left empty are closed up, so the colours stay dense.
+    Each pair's colour itself is kept by the manifold cache with the pair's other state, and
+    comes back as `previous`. A contact that was there last step keeps its colour: last step's
+    colouring had no dynamic body twice in a colour, and a subset of it still has none, as long
+    as no body joined the dynamic (solved) set since; a contact on a body that just did (woken
+    up) is coloured anew. The new contacts go through the greedy loop, starting from the
+    colours the kept ones already take at each body. Colours left empty are closed up, so the
+    colours stay dense.
 
     Measured on the base-100 pyramid (14,950 contacts, none new once it rests): colouring
     all contacts took 3.0 to 4.5 ms a step, keeping their colours 0.67 ms.
@@ -81,26 +82,21 @@ class ColorMemory:
         self.reset()
 
     def reset(self) -> None:
-        """Forget all colours (body or shape rows were renumbered)."""
-        self._keys = np.zeros(0, dtype=np.int64)
-        self._colors = np.zeros(0, dtype=np.int64)
+        """Forget which bodies were solved (body rows were renumbered): every contact is
+        coloured afresh next step."""
         self._dynamic = np.zeros(0, dtype=bool)
         self._count = 0
         self._age = 0
 
-    def color(self, shape_a: np.ndarray, shape_b: np.ndarray, body_a: np.ndarray, body_b: np.ndarray,
-              dynamic: np.ndarray) -> np.ndarray:
-        """(M,) int64 colours of this step's contacts (their shape and body rows), remembered for
-        the next step. `dynamic`: (N,) bool, the bodies the solver moves this step."""
+    def color(self, previous: np.ndarray, body_a: np.ndarray, body_b: np.ndarray, dynamic: np.ndarray) -> np.ndarray:
+        """(M,) int64 colours of this step's contacts, given their bodies' rows and `previous`
+        (M,) int64, each contact's colour last step (-1: it is new). `dynamic`: (N,) bool, the
+        bodies the solver moves this step."""
         n = len(dynamic)
-        keys = pair_keys(shape_a, shape_b)
-        colors = np.full(len(keys), -1, dtype=np.int64)
-        if len(self._keys) and len(keys):
-            at, kept = look_up(self._keys, keys)
-            joined = dynamic.copy()  # solved now, not last step (bodies created since were not)
-            joined[: len(self._dynamic)] &= ~self._dynamic
-            kept &= ~(joined[body_a] | joined[body_b]) & (self._colors[at] < MAX_KEPT_COLORS)
-            colors[kept] = self._colors[at[kept]]
+        colors = previous.copy()
+        joined = dynamic.copy()  # solved now, not last step (bodies created since were not)
+        joined[: len(self._dynamic)] &= ~self._dynamic
+        colors[joined[body_a] | joined[body_b] | (colors >= MAX_KEPT_COLORS)] = -1
         new = np.flatnonzero(colors < 0)
         if len(new):
             used = np.zeros(n + 1, dtype=np.uint64)  # slot n: the non-dynamic bodies, never read
@@ -125,8 +121,7 @@ class ColorMemory:
                 if fresh.max() + 1 < count:
                     colors, count = fresh, int(fresh.max()) + 1
         self._count = count
-        order = np.argsort(keys, kind="stable")  # unique keys in sorted runs: see `contacts.look_up`
-        self._keys, self._colors, self._dynamic = keys[order], colors[order], dynamic.copy()
+        self._dynamic = dynamic.copy()
         return colors
 
 

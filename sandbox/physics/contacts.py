@@ -1,8 +1,8 @@
-"""Contacts: the manifolds of one step, and the table that carries impulses to the next.
+"""Contacts: the manifolds of one step, and the keys that name shape pairs across steps.
 
-A contact point is keyed by its shape pair and its feature id. When the same two features touch
-again next step, the point starts from last step's impulses (warm starting), which is what lets
-a stack settle in a few iterations instead of hundreds.
+A contact point is named by its shape pair and its feature id. When the same two features touch
+again next step, the point starts from last step's impulses (warm starting, kept by
+`manifold_cache`), which is what lets a stack settle in a few iterations instead of hundreds.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import numpy as np
 from .manifold import collide_shapes
 from .one_sided import filter_one_sided
 
-_ID_BITS = 16
 _SHAPE_BITS = 24
 MAX_SHAPES = 1 << _SHAPE_BITS
-"""Shape rows must fit in 24 bits so that (shape a, shape b, feature id) packs into one int64."""
+"""Shape rows must fit in 24 bits so that a shape pair packs into one int64 key."""
 
 
 def pair_keys(shape_a: np.ndarray, shape_b: np.ndarray) -> np.ndarray:
@@ -26,14 +25,19 @@ def pair_keys(shape_a: np.ndarray, shape_b: np.ndarray) -> np.ndarray:
     return (shape_a.astype(np.int64) << _SHAPE_BITS) | shape_b
 
 
+def pair_shapes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The shape rows (a, b) of each pair key (the inverse of `pair_keys`)."""
+    return keys >> _SHAPE_BITS, keys & (MAX_SHAPES - 1)
+
+
 def look_up(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(at, found): for each key, its index in the non-empty `sorted_keys` and whether it is
     there (where it is not, `at` is some valid index, to be masked by `found`).
 
-    The key arrays that get sorted for this (contacts, colours, cached manifolds) are unique
-    and made of a few sorted runs (fresh then kept, or one run per colour), so they are sorted
-    with kind="stable": a merge of runs, 0.06 to 0.3 ms for 30,000 keys in 2 to 6 runs, against
-    1.3 ms for the default introsort (the same order, as the keys are unique)."""
+    The keys that get sorted for this (those of the kept manifolds) are unique and made of a
+    few sorted runs (fresh, reused, resting), so they are sorted with kind="stable": a merge of
+    runs, 0.06 to 0.3 ms for 30,000 keys in 2 to 6 runs, against 1.3 ms for the default
+    introsort (the same order, as the keys are unique)."""
     at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
     return at, sorted_keys[at] == keys
 
@@ -46,8 +50,9 @@ class ContactSet:
     from A to B, `friction` and `restitution` (mixed). Per point (M, 2): `points` (M, 2, 2) world
     metres midway between the surfaces, `depths` (m, positive when overlapping), `ids` (feature
     ids), `valid`, `persisted` (the same features touched last step), and after the solver
-    `normal_impulse`, `tangent_impulse` (N s) and `max_normal_impulse`. `color` is the solver's
-    graph colour of each manifold.
+    `normal_impulse`, `tangent_impulse` (N s) and `max_normal_impulse` (before it, the warm
+    start). `color` is the solver's graph colour of each manifold (before colouring, as the
+    manifold cache returns it: the pair's colour last step, -1 for a new pair).
     """
 
     shape_a: np.ndarray
@@ -73,10 +78,6 @@ class ContactSet:
     @property
     def point_count(self) -> int:
         return int(self.valid.sum())
-
-    def keys(self) -> np.ndarray:
-        """(M, 2) int64 keys (shape a, shape b, feature id) of the points."""
-        return (pair_keys(self.shape_a, self.shape_b) << _ID_BITS)[:, None] | self.ids
 
     def reorder(self, order: np.ndarray) -> None:
         """Permute the manifolds (the solver wants each colour contiguous)."""
@@ -120,55 +121,3 @@ def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
         restitution=np.maximum(shapes.restitution[a], shapes.restitution[b]),
         persisted=np.zeros((m, 2), bool), normal_impulse=zeros2, tangent_impulse=zeros2.copy(),
         max_normal_impulse=zeros2.copy(), color=np.zeros(m, np.int64))
-
-
-class ContactTable:
-    """Impulses of last step's contact points, sorted by key, for warm starting."""
-
-    def __init__(self) -> None:
-        self._keys = np.zeros(0, dtype=np.int64)
-        self._normal = np.zeros(0)
-        self._tangent = np.zeros(0)
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def warm_start(self, contacts: ContactSet) -> None:
-        """Copy last step's impulses into the points whose key is still present."""
-        if len(self._keys) == 0 or len(contacts) == 0:
-            return
-        keys = contacts.keys()
-        at, found = look_up(self._keys, keys)
-        found &= contacts.valid
-        contacts.persisted = found
-        contacts.normal_impulse = np.where(found, self._normal[at], 0.0)
-        contacts.tangent_impulse = np.where(found, self._tangent[at], 0.0)
-
-    def store(self, contacts: ContactSet, resting: np.ndarray) -> None:
-        """Remember this step's impulses for the next step. Entries of pairs whose two shapes
-        are `resting` ((S,) bool: on a sleeping or static body) were not collided this step
-        and are kept, so a sleeping island wakes up with its impulses warm."""
-        keys = contacts.keys()[contacts.valid]
-        normal = contacts.normal_impulse[contacts.valid]
-        tangent = contacts.tangent_impulse[contacts.valid]
-        if len(self._keys):
-            a = self._keys >> (_SHAPE_BITS + _ID_BITS)
-            b = (self._keys >> _ID_BITS) & (MAX_SHAPES - 1)
-            kept = resting[a] & resting[b]
-            keys = np.concatenate([keys, self._keys[kept]])
-            normal = np.concatenate([normal, self._normal[kept]])
-            tangent = np.concatenate([tangent, self._tangent[kept]])
-        order = np.argsort(keys, kind="stable")  # unique keys in sorted runs: see `look_up`
-        self._keys, self._normal, self._tangent = keys[order], normal[order], tangent[order]
-
-    def remap_shapes(self, remap: np.ndarray) -> None:
-        """Shapes were removed and renumbered (old row -> new row, -1 if gone): rewrite the keys."""
-        ids = self._keys & ((1 << _ID_BITS) - 1)
-        a = remap[self._keys >> (_SHAPE_BITS + _ID_BITS)]
-        b = remap[(self._keys >> _ID_BITS) & (MAX_SHAPES - 1)]
-        keep = (a >= 0) & (b >= 0)
-        keys = (a[keep] << (_SHAPE_BITS + _ID_BITS)) | (b[keep] << _ID_BITS) | ids[keep]
-        order = np.argsort(keys)
-        self._keys = keys[order]
-        self._normal = self._normal[keep][order]
-        self._tangent = self._tangent[keep][order]

@@ -12,8 +12,8 @@ from typing import Iterator
 class StepProfile:
     """Milliseconds per stage of the last step, and what it worked on.
 
-    Stages: `broadphase` (bounding boxes and candidate pairs), `narrowphase` (colliders),
-    `contacts` (warm-start matching), `coloring`, `solver` (substeps and restitution),
+    Stages: `broadphase` (bounding boxes and candidate pairs), `narrowphase` (colliders and
+    warm-start matching), `coloring`, `solver` (substeps, restitution, keeping the impulses),
     `continuous` (fast shapes swept against tile edges), `sleep` (rest timers and islands),
     and `total`. `awake_bodies` counts the dynamic bodies not asleep; `reused` the manifolds
     rebuilt from the manifold cache instead of collided.
@@ -21,7 +21,6 @@ class StepProfile:
 
     broadphase: float = 0.0
     narrowphase: float = 0.0
-    contacts: float = 0.0
     coloring: float = 0.0
     solver: float = 0.0
     continuous: float = 0.0
@@ -45,7 +44,7 @@ class StepProfile:
 
     def stages(self) -> dict[str, float]:
         """Stage name -> ms, in pipeline order (without the total)."""
-        return {k: getattr(self, k) for k in ("broadphase", "narrowphase", "contacts", "coloring", "solver", "continuous", "sleep")}
+        return {k: getattr(self, k) for k in ("broadphase", "narrowphase", "coloring", "solver", "continuous", "sleep")}
 
     def counts(self) -> dict[str, int]:
         return {k: getattr(self, k) for k in ("bodies", "awake_bodies", "shapes", "pairs", "manifolds", "reused", "points", "colors")}

@@ -21,7 +21,7 @@ from .body import BODY_TYPES, DYNAMIC, KINEMATIC, STATIC, Body, ShapeRef
 from .broadphase import FatPairs
 from .coloring import ColorMemory, color_order
 from .columns import Columns
-from .contacts import MAX_SHAPES, ContactSet, ContactTable
+from .contacts import MAX_SHAPES, ContactSet
 from .continuous import SWEEP_FRACTION, earliest_impacts
 from .manifold_cache import ManifoldCache
 from .profile import StepProfile
@@ -106,7 +106,6 @@ class World:
         self._shapes = _shape_columns(4)
         self._body_handles: list[Body] = []
         self._shape_handles: list[ShapeRef] = []
-        self._table = ContactTable()
         self._manifolds = ManifoldCache()
         self._scratch = Scratch()
         self._fat_pairs = FatPairs()
@@ -205,8 +204,7 @@ class World:
             for handle in handles:
                 handle._row = int(remap[handle._row]) if handle._row >= 0 else -1
             handles[:] = [h for h in handles if h._row >= 0]
-        self._table.remap_shapes(shape_remap)
-        self._manifolds.clear()
+        self._manifolds.remap_shapes(shape_remap)
         self._fat_pairs.reset()  # shape rows were renumbered
         self._last_bounds = None  # the cached bounds are per shape row
         self._colors.reset()  # body and shape rows were renumbered
@@ -363,20 +361,19 @@ class World:
         dynamic = (b.type == DYNAMIC) & b.awake  # the bodies the solver moves this step
         with profile.stage("narrowphase"):
             margin = settings.SPECULATIVE_DISTANCE + reach[pair_a] + reach[pair_b]
+            sleepers = (b.type == DYNAMIC) & ~b.awake
+            resting = ~dynamic[self._shapes.body] if sleepers.any() else None
             contacts = self._manifolds.collide(self._shapes, b.pos, b.angle, rot, pair_a, pair_b, margin,
-                                               self.manifold_reuse_distance)
-        with profile.stage("contacts"):
-            if self.warm_starting:
-                self._table.warm_start(contacts)
+                                               self.manifold_reuse_distance, resting, self.warm_starting)
         with profile.stage("coloring"):
-            colors = self._colors.color(contacts.shape_a, contacts.shape_b, contacts.body_a, contacts.body_b, dynamic)
+            colors = self._colors.color(contacts.color, contacts.body_a, contacts.body_b, dynamic)
             order, bounds = color_order(colors)
             contacts.reorder(order)
             contacts.color = colors[order]
         start = (b.pos.copy(), b.angle.copy())
         with profile.stage("solver"):
             self._solve(contacts, bounds, dynamic, rot, dt)
-            self._table.store(contacts, resting=~dynamic[self._shapes.body])
+            self._manifolds.store(contacts, order)
         with profile.stage("continuous"):
             self._stop_at_tile_edges(dynamic, *start)
         with profile.stage("sleep"):
