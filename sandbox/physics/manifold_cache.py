@@ -106,7 +106,7 @@ class ManifoldCache:
         reuse = np.zeros(len(pair_a), bool)
         at = np.zeros(len(pair_a), np.int64)
         if len(kept.keys) and tolerance > 0.0:
-            at, found = look_up(kept.keys, pair_keys(pair_a, pair_b))
+            at, found = _find(kept.keys, pair_keys(pair_a, pair_b))
             a, b = body[pair_a], body[pair_b]
             offset = (origin[b] - origin[a]) * turn[a].conj()
             # Any point of B within `extent` of its origin moved by at most |d offset| + |d turn| extent.
@@ -215,6 +215,14 @@ class ManifoldCache:
         where = np.empty_like(order)
         where[order] = np.arange(len(order))
         self._slots = where[: len(new) + len(reused.keys)]
+
+
+def _find(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`contacts.look_up`, with a shortcut for a scene whose pairs are all the kept ones (a
+    resting pile: 0.02 against 0.28 ms for the 14,500 pairs of `many_pyramids`)."""
+    if np.array_equal(sorted_keys, keys):
+        return np.arange(len(keys)), np.ones(len(keys), bool)
+    return look_up(sorted_keys, keys)
 
 
 def _carry_over(new: ContactSet, kept: _Kept, warm: bool) -> None:

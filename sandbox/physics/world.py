@@ -460,7 +460,8 @@ class World:
         lx, ly, ux, uy = lower[:, 0], lower[:, 1], upper[:, 0], upper[:, 1]
         # One column at a time: 0.13 ms for 14,950 pairs against 0.85 ms on (P, 2) gathers.
         may = (lx[i] <= ux[j]) & (lx[j] <= ux[i]) & (ly[i] <= uy[j]) & (ly[j] <= uy[i])
-        may &= ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
+        if not ((s.mask == settings.DEFAULT_MASK).all() and s.category.all()):  # else every pair passes
+            may &= ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
         asleep = dynamic & ~b.awake
         if asleep.any():
             woken = may & ((asleep[ba] & stirring[bb]) | (asleep[bb] & stirring[ba]))
@@ -495,7 +496,10 @@ class World:
     def _moving_kinematic(self) -> np.ndarray:
         """(N,) bool: kinematic bodies with any velocity (they wake what they touch)."""
         b = self._bodies
-        return (b.type == KINEMATIC) & ((b.v != 0.0).any(axis=1) | (b.w != 0.0))
+        kinematic = b.type == KINEMATIC
+        if not kinematic.any():  # most scenes: skip the (N, 2) test (0.1 ms for 5,500 bodies)
+            return kinematic
+        return kinematic & ((b.v[:, 0] != 0.0) | (b.v[:, 1] != 0.0) | (b.w != 0.0))
 
     def _wake(self, rows: np.ndarray) -> None:
         """Wake these bodies and every body of their sleeping islands."""
