@@ -154,4 +154,4 @@ def test_a_fast_elastic_ball_bouncing_off_a_tile_wall_gains_no_energy(speed):
         fastest = max(fastest, math.hypot(*ball.linear_velocity))
         assert ball.position[0] < 0.0
     assert ball.linear_velocity[0] < 0.0  # it bounced
-    assert fastest <= speed * (1.0 + 1e-9)
+    assert fastest <= speed * (1.0 + 1e-6)  # float32 round-off of the solver's impulses (`solver.F`)

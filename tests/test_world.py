@@ -116,7 +116,8 @@ def test_head_on_elastic_circles_keep_momentum_and_energy():
     p0, e0 = momentum(), energy()
     run(world, 3.0)
     assert a.linear_velocity[0] < 0 < b.linear_velocity[0]  # they did collide and separate
-    assert np.linalg.norm(momentum() - p0) <= 1e-9 * np.linalg.norm(p0)
+    # To float32 round-off: the solver's impulses are float32 (`solver.F`), about 1e-7 relative.
+    assert np.linalg.norm(momentum() - p0) <= 1e-6 * np.linalg.norm(p0)
     assert energy() == pytest.approx(e0, rel=0.02)
 
 
