@@ -113,12 +113,12 @@ class Scratch:
     def __init__(self) -> None:
         self._buffers: dict[str, np.ndarray] = {}
 
-    def get(self, name: str, shape: tuple[int, ...], dtype=np.float64) -> np.ndarray:
-        """A float64 array of `shape`, reusing the buffer called `name` (grown by a quarter
-        when too small, so a slowly growing scene does not reallocate every step)."""
+    def get(self, name: str, shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
+        """An array of `shape` and `dtype`, reusing the buffer called `name` (grown by a
+        quarter when too small, so a slowly growing scene does not reallocate every step)."""
         size = math.prod(shape)
         buffer = self._buffers.get(name)
-        if buffer is None or buffer.size < size:
+        if buffer is None or buffer.size < size or buffer.dtype != dtype:
             buffer = self._buffers[name] = np.empty(size + size // 4, dtype)
         return buffer[:size].reshape(shape)
 
@@ -164,7 +164,8 @@ class _Colour:
     Python-level slicing and allocates nothing (each row's arrays are unpacked from a tuple).
 
     `work` is this colour's block of the solver's scratch, carved into the row speeds `speed`
-    (4, m), the velocity change `change` (6, m) and row buffers."""
+    (4, m), the velocity change `change` (6, m), row buffers and `gathered` (6, m), the
+    gathered velocities in the solver's precision `F`."""
 
     def __init__(self, solver: "ContactSolver", run: slice, take: np.ndarray, two_points: bool,
                  work: np.ndarray) -> None:
