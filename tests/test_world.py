@@ -121,6 +121,22 @@ def test_head_on_elastic_circles_keep_momentum_and_energy():
     assert energy() == pytest.approx(e0, rel=0.02)
 
 
+@pytest.mark.parametrize("follower_speed, touching", [(10.0, False), (0.0, True)])
+def test_the_speculative_margin_grows_with_the_closing_speed_not_the_common_motion(follower_speed, touching):
+    """Two unit boxes 0.1 m apart, the first at 10 m/s towards the second: 0.17 m of closing in
+    a step when the second stands still (a speculative manifold), none when it moves along at
+    the same speed (the gap stays 0.1 m, beyond the fixed 0.02 m)."""
+    world = World(gravity=(0.0, 0.0))
+    leader = world.create_body("dynamic", position=(0.0, 0.0), linear_velocity=(10.0, 0.0))
+    leader.add_shape(box(0.5, 0.5))
+    follower = world.create_body("dynamic", position=(1.1, 0.0), linear_velocity=(follower_speed, 0.0))
+    follower.add_shape(box(0.5, 0.5))
+    world.step(DT)
+    assert (len(world.contacts) == 1) == touching
+    if touching:  # the speculative points stopped the approach at the surface
+        assert follower.position[0] - leader.position[0] == pytest.approx(1.0, abs=0.01)
+
+
 def test_spinning_body_in_empty_space_keeps_its_angular_velocity_exactly():
     world = World(gravity=(0.0, 0.0))
     spinner = world.create_body("dynamic", angular_velocity=3.7)

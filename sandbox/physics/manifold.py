@@ -700,7 +700,7 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
     (cos, sin). Each pair type is gathered, collided in one call, and scattered back; circle
     vs polygon runs as polygon vs circle with the normal negated. `margin` (m, scalar or (P,))
     is each pair's speculative distance: points farther apart than it are dropped. The world
-    widens it by how far the pair can move in a step.
+    widens it by how far the gap of the pair can close in a step.
     """
     count = len(pair_a)
     margin = _margins(margin, count)

@@ -357,10 +357,10 @@ class World:
         b = self._bodies
         rot = np.stack([np.cos(b.angle), np.sin(b.angle)], axis=1)
         with profile.stage("broadphase"):
-            pair_a, pair_b, reach = self._candidate_pairs(dt)
+            pair_a, pair_b = self._candidate_pairs(dt)
         dynamic = (b.type == DYNAMIC) & b.awake  # the bodies the solver moves this step
         with profile.stage("narrowphase"):
-            margin = settings.SPECULATIVE_DISTANCE + reach[pair_a] + reach[pair_b]
+            margin = self._speculative_margins(pair_a, pair_b, dt)
             sleepers = (b.type == DYNAMIC) & ~b.awake
             resting = ~dynamic[self._shapes.body] if sleepers.any() else None
             contacts = self._manifolds.collide(self._shapes, b.pos, b.angle, rot, pair_a, pair_b, margin,
@@ -435,10 +435,10 @@ class World:
         """The shapes whose bounds overlap the box [lower, upper] (m)."""
         return queries.query_aabb(self, lower, upper, mask=mask)
 
-    def _candidate_pairs(self, dt: float):
-        """Shape pairs whose swept, enlarged bounds overlap and that may collide; and each shape's
-        reach this step (how far any of its points can move, m). A sleeping island whose bounds
-        meet an awake or moving body is woken here, before the pairs are chosen.
+    def _candidate_pairs(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """Shape pairs whose bounds, swept by how far any of their points can move this step and
+        enlarged, overlap and that may collide. A sleeping island whose bounds meet an awake or
+        moving body is woken here, before the pairs are chosen.
 
         The pairs come from `FatPairs`, kept from step to step, and are filtered here every step
         with the bounds of the moment, so they are exactly the pairs a from-scratch grid would
@@ -451,7 +451,7 @@ class World:
         stirring = (dynamic & b.awake) | self._moving_kinematic()
         if not stirring.any():  # everything static, resting kinematic or asleep: no pair can change
             empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, reach
+            return empty, empty
         lower, upper = self._current_bounds(settings.AABB_MARGIN + reach)
         # Static shapes move only when teleported, so their fat boxes need no margin.
         fat_margin = np.where(b.type[body] == STATIC, 0.0, settings.AABB_FAT_MARGIN)
@@ -468,7 +468,21 @@ class World:
             self._wake(np.concatenate([ba[woken], bb[woken]]))
         solved = dynamic & b.awake
         keep = may & (solved[ba] | solved[bb])
-        return i[keep], j[keep], reach
+        return i[keep], j[keep]
+
+    def _speculative_margins(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float) -> np.ndarray:
+        """(P,) each pair's speculative distance (m): SPECULATIVE_DISTANCE plus how far the gap
+        between its two shapes can close this step at the bodies' velocities, that is their
+        relative linear speed plus each body's angular speed times its shape's reach. (The sum
+        of the two bodies' speeds would do too, but in a moving pile, where neighbours move
+        together, it gave `tumbler` 6,700 manifolds against 5,300 and half again as many
+        points, most of them speculative ones that never carry an impulse.)"""
+        s, b = self._shapes, self._bodies
+        ba, bb = s.body[pair_a], s.body[pair_b]
+        vx, vy, spin = b.v[:, 0], b.v[:, 1], np.abs(b.w)
+        closing = np.hypot(vx[bb] - vx[ba], vy[bb] - vy[ba])
+        closing += spin[ba] * s.reach[pair_a] + spin[bb] * s.reach[pair_b]
+        return settings.SPECULATIVE_DISTANCE + np.minimum(closing, 2.0 * settings.MAX_LINEAR_SPEED) * dt
 
     def _current_bounds(self, grow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`shape_bounds(grow)`, recomputing only the shapes whose body moved or whose `grow`
