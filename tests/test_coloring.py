@@ -87,9 +87,11 @@ def test_no_dynamic_body_twice_in_a_colour_while_contacts_come_and_go(scene, mon
     assert check.kept > 0.5 * np.sum(counts[:, 0] > 0)  # colours really are kept from step to step
     # Never far above a fresh greedy pass, and no more on average. (A fresh pass's count can
     # fall fast, 13, 11, 10, 9 in four steps of this tumbler, while the kept colours wait for
-    # the next full pass, at most RECOLOR_INTERVAL steps away: they may sit 3 above it.)
+    # the next full pass, at most RECOLOR_INTERVAL steps away: they may sit 3 above it.) On
+    # average within 2 %, a sweep in 50: the kept colours are a greedy colouring too, only of
+    # a slightly older contact graph.
     assert np.all(counts[:, 0] <= counts[:, 1] + 3), counts[counts[:, 0] > counts[:, 1] + 3]
-    assert counts[:, 0].mean() <= counts[:, 1].mean() + 0.1
+    assert counts[:, 0].mean() <= 1.02 * counts[:, 1].mean()
 
 
 def test_a_resting_pyramid_colours_no_contact_in_the_greedy_loop(monkeypatch):

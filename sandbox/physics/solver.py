@@ -8,11 +8,13 @@ removes the push-out velocity so nothing is launched.
 
 Constraints are solved one graph colour at a time. Within a colour no dynamic body repeats, so
 gathering the body velocities, updating them and scattering them back is an exact Gauss-Seidel
-sweep over that colour. A colour pass is a fixed number of NumPy calls (36 to 40), whatever
-its size, so the layout is chosen to keep that number small:
+sweep over that colour. A colour pass is a fixed number of NumPy calls (about 30 for two-point
+manifolds), whatever its size, so the layout is chosen to keep that number small:
 
 * Every per-manifold array keeps the manifold index last, so a colour is a contiguous run and
-  each call streams over it.
+  each call streams over it. The arrays with one value per row (impulses, their changes, the
+  normal rows' coefficients) go further and are stored colour by colour (`ColourMajor`), so
+  both points' rows of a colour are one contiguous block and one call updates them together.
 * A manifold has four constraint rows, solved in this order (friction needs the normal
   impulse): the normal at point 0, the normal at point 1, friction at point 0, friction at
   point 1. A missing point's rows have zero mass and never carry an impulse.
@@ -20,12 +22,11 @@ its size, so the layout is chosen to keep that number small:
   manifolds in one `take` as (6, m) = (vx_a, vx_b, vy_a, vy_b, w_a, w_b) and writes them back
   in one assignment.
 * `jacobian` J (4, 6, M) gives each row's relative velocity J[r] . u, and row impulses d
-  change the velocities by M^-1 J^T d (`inv_mass` (6, M) is the diagonal of M^-1; keeping it
-  instead of the product M^-1 J^T saves a (4, 6, M) array: the large pyramid's solver went
-  from 25.2 to 22.6 ms a step). `coupling` K = J M^-1 J^T (4, 4, M) tells how an impulse on
-  row s changes the speed of row r. The rows are solved one after the other within a
-  manifold, as Box2D does, and K updates the later rows' speeds (sp[r] += K[r, s] d[s])
-  without touching the body velocities in between.
+  change the velocities by M^-1 J^T d, with `inv_mass` (6, M) the diagonal of M^-1 (a small
+  scene also keeps the product M^-1 J^T: see `_RESPONSE_LIMIT`). `coupling` K = J M^-1 J^T
+  (4, 4, M) tells how an impulse on row s changes the speed of row r. The rows are solved one
+  after the other within a manifold, as Box2D does, and K updates the later rows' speeds
+  (sp[r] += K[r, s] d[s]) without touching the body velocities in between.
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ except ImportError:  # NumPy 1.x keeps it in numpy.core
 """A colour sweep makes two einsums; np.einsum's dispatch wrapper costs about 1.3 us a call on
 top of the 3 us the C function takes for 100 manifolds: all sweeps of one pass over pyramid20's
 6 colours took 0.137 ms with np.einsum, 0.130 ms with this."""
+
+try:  # The clip ufunc itself, without np.clip's Python wrapper.
+    from numpy._core.umath import clip as _clip
+except ImportError:  # NumPy 1.x
+    from numpy.core.umath import clip as _clip
+"""A friction row's clamp to [low, high] in one call: 0.44 us on 140 rows, against 0.64 us for
+a maximum and a minimum, and np.clip's wrapper costs more than the clamp itself."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +120,10 @@ class Scratch:
 
     def __init__(self) -> None:
         self._buffers: dict[str, np.ndarray] = {}
+        self.generation = 0
+        """Counts the buffers made: views into the buffers stay valid while it is unchanged."""
+        self.colours: tuple[tuple, list] = ((), [])
+        """The last solver's colour views and what they were made for (see `ContactSolver`)."""
 
     def get(self, name: str, shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
         """An array of `shape` and `dtype`, reusing the buffer called `name` (grown by a
@@ -120,6 +132,7 @@ class Scratch:
         buffer = self._buffers.get(name)
         if buffer is None or buffer.size < size or buffer.dtype != dtype:
             buffer = self._buffers[name] = np.empty(size + size // 4, dtype)
+            self.generation += 1
         return buffer[:size].reshape(shape)
 
 
@@ -129,6 +142,12 @@ all of Box2D is; body velocities and positions stay float64, so a body no contac
 its velocity exactly. A colour sweep is mostly two (4, 6, m) einsums, which run about twice as
 fast on float32: the `many_pyramids` solver went from 11.9 to 9.5 ms a step, with the same
 stability figures to four digits in every bench scene. Set to np.float64 to compare."""
+
+_RESPONSE_LIMIT = 2000
+"""Manifolds. Up to this many, the solver keeps M^-1 J^T (4, 6, M) beside J, and a colour's
+velocity change is one einsum instead of an einsum and a product: pyramid20's 8 sweep passes
+took 0.104 against 0.096 ms each. Above it the second array no longer fits the caches with the
+first, and the base-100 pyramid (15,000 manifolds) stepped about 0.5 ms slower with it."""
 
 _FAR = 1.0e6
 """m. Separation given to the empty second point of a one-point manifold."""
@@ -159,37 +178,96 @@ def _coupling(jacobian: np.ndarray, inv_mass: np.ndarray, scratch: Scratch) -> n
     return coupling
 
 
+class ColourMajor:
+    """The storage order of the row arrays that hold one value per constraint row: impulses,
+    their changes and the normal rows' coefficients, (R, M) for R rows of M manifolds. They are
+    kept colour by colour, and within a colour row by row, so colour c's rows are one
+    contiguous (R, m) block, flat positions [R s, R e) for its manifolds s:e.
+
+    Why: a sweep updates both points' rows of a colour in one call (the leak terms, the
+    friction bounds, the impulse updates), and a NumPy call on two rows cut from a (2, M)
+    array is a strided 2D operation: 1.4 us for 70 manifolds, against 0.33 us on a contiguous
+    (2, 70) block and 0.55 us on one row. Elementwise work over all rows (`use_bias`) does not
+    care about the order, as long as every operand is in it.
+
+    `bounds[c]:bounds[c + 1]` are the manifolds of colour c, as for `ContactSolver`."""
+
+    def __init__(self, bounds: np.ndarray) -> None:
+        self.bounds = bounds
+        self.runs = [(int(s), int(e)) for s, e in zip(bounds[:-1], bounds[1:])]
+        self._count = int(bounds[-1])
+
+    def block(self, *parts: np.ndarray, dtype: type | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """Row-major (R_i, M) arrays (any strides; a broadcast (M,) array spreads one value per
+        manifold over its rows), stacked, in colour-major order: flat (R M,), R = sum R_i. A
+        copy per colour and part: a fixed handful of calls, and no index array to build or
+        stream (a `take` through one cost the base-100 pyramid about 0.5 ms a step)."""
+        r = sum(len(part) for part in parts)
+        if out is None:
+            out = np.empty(r * self._count, dtype or parts[0].dtype)
+        for s, e in self.runs:
+            run, top = out[r * s: r * e].reshape(r, e - s), 0
+            for part in parts:
+                run[top: top + len(part)] = part[:, s:e]
+                top += len(part)
+        return out
+
+    def unblock(self, flat: np.ndarray, rows: int) -> np.ndarray:
+        """The colour-major `flat` (rows M,) as a row-major (rows, M) array."""
+        out = np.empty((rows, self._count), flat.dtype)
+        for s, e in self.runs:
+            out[:, s:e] = flat[rows * s: rows * e].reshape(rows, e - s)
+        return out
+
+    def run(self, flat: np.ndarray, rows: int, colour: int) -> np.ndarray:
+        """Colour `colour`'s contiguous (rows, m) block of the colour-major `flat`."""
+        s, e = self.runs[colour]
+        return flat[rows * s: rows * e].reshape(rows, e - s)
+
+
 class _Colour:
     """One colour's run of the solver arrays: views bound once per step, so a sweep makes no
     Python-level slicing and allocates nothing (each row's arrays are unpacked from a tuple).
 
     `work` is this colour's block of the solver's scratch, carved into the row speeds `speed`
-    (4, m), the velocity change `change` (6, m), row buffers and `gathered` (6, m), the
-    gathered velocities in the solver's precision `F`."""
+    (4, m), the velocity change `change` (6, m), the normal rows' constant term `base` and the
+    friction bounds `low`, `high` (k, m) for its k points, row products and `gathered` (6, m),
+    the gathered velocities in the solver's precision `F`."""
 
-    def __init__(self, solver: "ContactSolver", run: slice, take: np.ndarray, two_points: bool,
-                 work: np.ndarray) -> None:
+    def __init__(self, solver: "ContactSolver", colour: int, two_points: bool, work: np.ndarray) -> None:
+        layout = solver.layout
+        run = self.run = slice(*layout.runs[colour])
         m = run.stop - run.start
-        self.run, self.take = run, take
+        self.take = layout.run(solver.take, 6, colour).reshape(-1)
         self.jacobian, self.inv_mass = solver.jacobian[..., run], solver.inv_mass[:, run]
+        self.response = None if solver.response is None else solver.response[..., run]
         self.coupling, self.mass = solver.coupling[..., run], solver.mass[:, run]
-        self.impulse, self.delta = solver.impulse[:, run], solver.delta[:, run]
-        self.max_normal, self.normal_impulse = solver.max_normal_impulse[:, run], self.impulse[:2]
-        self.speed, self.change = work[: 4 * m].reshape(4, m), work[4 * m: 10 * m].reshape(6, m)
-        self.low, self.limit = work[10 * m: 11 * m], work[11 * m: 12 * m]
-        product = work[12 * m: 15 * m].reshape(3, m)
-        self.gathered = work[15 * m: 21 * m].reshape(6, m)
+        self.impulse, self.delta = layout.run(solver.impulse, 4, colour), layout.run(solver.delta, 4, colour)
+        speed, change, base, low, high, product, gathered = (
+            work[s * m: e * m].reshape(e - s, m) for s, e in ((0, 4), (4, 10), (10, 12), (12, 14), (14, 16), (16, 19), (19, 25)))
+        self.speed, self.change, self.gathered = speed, change, gathered
         # A colour of one-point manifolds (circles) skips the empty second point's rows: their
-        # impulses stay zero.
-        points = (0, 1) if two_points else (0,)
-        lam, d, k, sp = self.impulse, self.delta, self.coupling, self.speed
-        self.normal_rows = [(solver.leak[j, run], solver.scale[j, run], solver.push[j, run], sp[j], lam[j], d[j],
-                             k[j + 1:, j], sp[j + 1:], product[j:]) for j in points]
+        # impulses stay zero. Rows of point j: normal j, friction 2 + j. Every (k, m) array
+        # below is contiguous (see `ColourMajor`).
+        k = 2 if two_points else 1
+        lam, d, kk, sp = self.impulse, self.delta, self.coupling, self.speed
+        self.lam_n, self.lam_t, self.e_n, self.e_t = lam[:k], lam[2:2 + k], d[:k], d[2:2 + k]
+        self.leak, self.push, scale, self.max_normal, self.friction = (
+            layout.run(values, 2, colour)[:k]
+            for values in (solver.leak, solver.push, solver.scale, solver.max_normal_impulse, solver.friction))
+        self.base, self.low, self.high = base[:k], low[:k], high[:k]
+        # The rows each normal row's impulse passes on to (K updates their speeds): all later
+        # rows of the manifold, or for a one-point manifold its friction row alone.
+        later = [slice(1, 4), slice(2, 4)] if two_points else [slice(2, 3)]
+        rows = [(scale[j], sp[j], lam[j], d[j], kk[later[j], j], sp[later[j]],
+                 product[: later[j].stop - later[j].start]) for j in range(k)]
+        # The biased solve adds push + leak lam (`base`, set per colour), the relax solve push.
+        self.biased_rows = [row + (self.base[j],) for j, row in enumerate(rows)]
+        self.relax_rows = [row + (self.push[j],) for j, row in enumerate(rows)]
         # Friction at point 0 passes its impulse on to point 1's friction row; point 1 to none.
-        follows = [(k[3, 2], sp[3], product[2]), None]
-        self.friction_rows = [(self.mass[2 + j], sp[2 + j], lam[2 + j], lam[j], d[2 + j],
-                               follows[j] if two_points else None) for j in points]
-        self.friction = solver.friction[run]
+        follows = [(kk[3, 2], sp[3], product[2]), None]
+        self.friction_rows = [(self.mass[2 + j], sp[2 + j], d[2 + j], self.low[j], self.high[j],
+                               follows[j] if two_points else None) for j in range(k)]
 
     def gather(self, velocity: np.ndarray) -> np.ndarray:
         """The colour's body velocities (6 m,) taken from the flat (3 N,) block; sets the row
@@ -203,8 +281,11 @@ class _Colour:
     def scatter(self, velocity: np.ndarray, u: np.ndarray) -> None:
         """Apply this sweep's row impulses to the gathered velocities `u` and write them back
         (`delta` holds each row's impulse change negated)."""
-        _einsum("rkm,rm->km", self.jacobian, self.delta, out=self.change)
-        np.multiply(self.change, self.inv_mass, self.change)
+        if self.response is None:
+            _einsum("rkm,rm->km", self.jacobian, self.delta, out=self.change)
+            np.multiply(self.change, self.inv_mass, self.change)
+        else:
+            _einsum("rkm,rm->km", self.response, self.delta, out=self.change)
         np.subtract(u, self.change.reshape(-1), u)
         velocity[self.take] = u
 
@@ -260,55 +341,77 @@ class ContactSolver:
         np.copyto(tangent[:, 4], arm_a.real)
         np.negative(arm_b.real, out=tangent[:, 5])
         self.jacobian = jacobian
-        self.inv_mass = np.stack([body.inv_mass[a], body.inv_mass[b]] * 2 + [body.inv_inertia[a], body.inv_inertia[b]]).astype(F)
+        self.inv_mass = np.stack([body.inv_mass[a], body.inv_mass[b]] * 2 + [body.inv_inertia[a], body.inv_inertia[b]],
+                                 out=scratch.get("inverse mass", (6, m), F))
         self.coupling = _coupling(jacobian, self.inv_mass, scratch)
+        self.response = None
+        if m <= _RESPONSE_LIMIT:
+            self.response = np.multiply(jacobian, self.inv_mass, out=scratch.get("response", (4, 6, m), F))
         # A missing point's rows get zero mass, so they never carry an impulse: the solve
         # gives max(0 - 0 - 0, 0) for its normal and a zero friction limit. Its Jacobian rows
         # may then hold anything finite, and are left unmasked.
         k = np.einsum("rrm->rm", self.coupling)
         usable = np.concatenate([valid, valid]) & (k > 0.0)
-        self.mass = np.divide(1.0, k, out=np.zeros((4, m), F), where=usable)
+        mass = scratch.get("mass", (4, m), F)
+        mass.fill(0.0)
+        self.mass = np.divide(1.0, k, out=mass, where=usable)
 
         # Current separation = dot(dpB - dpA + dqB rB - dqA rA, n) + base with the pivot arms
         # rA, rB; at the start it is -depth. The pivot-to-point offsets do not turn, so they
         # are constants folded into the base. A missing point gets a far separation (finite:
         # its zero mass times the bias must stay 0).
         # The arms are kept pre-multiplied by conj(n): Re(dq r conj(n)) is then the arm's turned
-        # offset along the normal, and a substep's separations cost two (2, M) products, not three.
+        # offset along the normal, and a substep's separations cost two products, not three.
+        # Everything per point from here on is colour-major (`layout`), flat (2 M,).
+        layout = self.layout = ColourMajor(bounds)
         self.ra_n = arm_a if pivot_a is None else (pivot_a - center_a) * nc
         self.rb_n = arm_b if pivot_b is None else (pivot_b - center_b) * nc
         self.base = np.where(valid, -np.ascontiguousarray(contacts.depths.T) - (self.rb_n - self.ra_n).real, _FAR)
-        self._separation, self._turned = np.empty((2, m)), np.empty((2, m), np.complex128)
-        self._bias = np.empty((2, m))
+        self._rows, self._turned = np.empty((2, m)), np.empty((2, m), np.complex128)
+        self._separation, self._bias = np.empty(2 * m), np.empty(2 * m)
+        ground = layout.block(np.broadcast_to(ground, (2, m)))
         soft = [np.where(ground, s, c) for s, c in zip(
             (static_soft.bias_rate, static_soft.mass_scale, static_soft.impulse_scale),
             (contact_soft.bias_rate, contact_soft.mass_scale, contact_soft.impulse_scale))]
-        self.bias_rate, mass_scale, self.impulse_scale = soft
-        self.soft_mass = (self.mass[:2] * mass_scale).astype(F)
-        self.impulse_scale = self.impulse_scale.astype(F)
-        self.friction, self.restitution = contacts.friction.astype(F), contacts.restitution
-        self.impulse = np.empty((4, m), F)
-        self.impulse[:2], self.impulse[2:] = contacts.normal_impulse.T, contacts.tangent_impulse.T
-        self.max_normal_impulse = np.zeros((2, m), F)
-        self.leak, self.scale, self.push = np.zeros((2, m), F), np.zeros((2, m), F), np.zeros((2, m), F)
+        self.bias_rate, mass_scale, impulse_scale = soft
+        self.normal_mass = layout.block(self.mass[:2])
+        self.soft_mass = (self.normal_mass * mass_scale).astype(F)
+        self.impulse_scale = impulse_scale.astype(F)
+        # Every array the colour views below point into comes from the scratch, so a step
+        # whose colours have the sizes of the last reuses the views (making them costs about
+        # 20 us a colour, a tenth of pyramid20's solver setup).
+        rows2, rows4 = (2 * m,), (4 * m,)
+        self.friction = layout.block(np.broadcast_to(contacts.friction, (2, m)), out=scratch.get("friction", rows2, F))
+        self.impulse = layout.block(contacts.normal_impulse.T, contacts.tangent_impulse.T,
+                                    out=scratch.get("impulse", rows4, F))
+        self.max_normal_impulse, self.delta = scratch.get("max normal", rows2, F), scratch.get("delta", rows4, F)
+        self.max_normal_impulse.fill(0.0)
+        self.delta.fill(0.0)
+        # use_bias and use_relax write these whole before a sweep reads them.
+        self.leak, self.scale, self.push = (scratch.get(name, rows2, F) for name in ("leak", "scale", "push"))
         self.leaking = False
-        self.delta = np.zeros((4, m), F)
-        flat = np.arange(3)[:, None] * n_body
+        # Each colour's six gathered velocities (vx_a, vx_b, vy_a, vy_b, w_a, w_b) as flat
+        # indices into the (3 N,) velocities: a six-row array, colour-major like the rest.
+        index = np.stack([a, b])
+        self.take = layout.block(index, index + n_body, index + 2 * n_body, out=scratch.get("take", (6 * m,), np.int64))
         # Approach speed of each point at the start of the step, for restitution (m/s).
-        self.relative_velocity = None
-        if np.any(self.restitution > 0.0):
-            gathered = body.velocity.reshape(-1).take((flat + np.concatenate([a, b])).ravel()).reshape(6, -1)
-            self.relative_velocity = np.einsum("rkm,km->rm", self.jacobian[:2], gathered)
-        work = scratch.get("colour work", (21 * m,), F)
-        self.colours = [
-            _Colour(self, slice(s, e), (flat + np.concatenate([a[s:e], b[s:e]])).ravel(), bool(valid[1, s:e].any()),
-                    work[21 * s: 21 * e])
-            for s, e in zip(bounds[:-1], bounds[1:])]
+        self.relative_velocity = self.restitution = None
+        if np.any(contacts.restitution > 0.0):
+            self.restitution = layout.block(np.broadcast_to(contacts.restitution, (2, m)))
+            gathered = body.velocity.reshape(-1).take(np.concatenate([index, index + n_body, index + 2 * n_body]))
+            self.relative_velocity = layout.block(np.einsum("rkm,km->rm", self.jacobian[:2], gathered))
+        two_points = np.logical_or.reduceat(valid[1], bounds[:-1]) if m else np.zeros(0, bool)
+        key = (scratch.generation, tuple(bounds), tuple(two_points))
+        if scratch.colours[0] != key:
+            work = scratch.get("colour work", (25 * m,), F)
+            colours = [_Colour(self, c, bool(two_points[c]), work[25 * s: 25 * e]) for c, (s, e) in enumerate(layout.runs)]
+            scratch.colours = (scratch.generation, *key[1:]), colours
+        self.colours = scratch.colours[1]
 
     def separations(self, body: BodyState) -> np.ndarray:
-        """(2, M) current separation of each point (m): positive apart, negative overlapping.
-        The array is overwritten by the next call."""
-        a, b, out, turned = self.a, self.b, self._separation, self._turned
+        """(2 M,) current separation of each point (m), colour-major (`layout`): positive
+        apart, negative overlapping. The array is overwritten by the next call."""
+        a, b, out, turned = self.a, self.b, self._rows, self._turned
         np.multiply(body.dq.take(b), self.rb_n, out=turned)
         np.copyto(out, turned.real)
         np.multiply(body.dq.take(a), self.ra_n, out=turned)
@@ -318,7 +421,9 @@ class ContactSolver:
         shift *= self.nc
         out += shift.real
         out += self.base
-        return out
+        # Computed row-major, where each body's rotation is gathered once per manifold, then
+        # reordered.
+        return self.layout.block(out, out=self._separation)
 
     def use_bias(self, separation: np.ndarray) -> None:
         """Set the normal rows for the soft, biased solve.
@@ -337,16 +442,16 @@ class ContactSolver:
         # copies (0.17 against 0.21 ms a call, stepping the base-100 pyramid).
         ahead = np.flatnonzero(separation > 0.0)
         if len(ahead):
-            bias.reshape(-1)[ahead] = separation.reshape(-1)[ahead] * self.inv_h
-            self.leak.reshape(-1)[ahead] = 0.0
-            self.scale.reshape(-1)[ahead] = self.mass[:2].reshape(-1)[ahead]
+            bias[ahead] = separation[ahead] * self.inv_h
+            self.leak[ahead] = 0.0
+            self.scale[ahead] = self.normal_mass[ahead]
         np.multiply(self.scale, bias, out=self.push)
         self.leaking = True
 
     def use_relax(self, separation: np.ndarray) -> None:
         """Set the normal rows for the rigid relax pass: no push-out, but a speculative point
         still stops the approach."""
-        self.scale[...] = self.mass[:2]
+        np.copyto(self.scale, self.normal_mass)
         np.multiply(self.scale, np.maximum(separation, 0.0) * self.inv_h, out=self.push)
         self.leaking = False
 
@@ -363,7 +468,8 @@ class ContactSolver:
         change = np.zeros((3, self.n_body))
         if len(self.a) == 0:
             return change
-        per_point = (np.einsum("rkm,rm->km", self.jacobian, self.impulse) * self.inv_mass).reshape(3, -1)
+        impulse = self.layout.unblock(self.impulse, 4)
+        per_point = (np.einsum("rkm,rm->km", self.jacobian, impulse) * self.inv_mass).reshape(3, -1)
         index = np.concatenate([self.a, self.b])
         for component in range(3):
             change[component] = np.bincount(index, per_point[component], self.n_body)
@@ -377,37 +483,38 @@ class ContactSolver:
         leaking = self.leaking
         # Ufuncs bound to locals and outputs passed by position: about 0.1 us less a call,
         # and a sweep is mostly calls on short runs (pyramid20: 100 manifolds a colour).
-        multiply, add, subtract, minimum, maximum = np.multiply, np.add, np.subtract, np.minimum, np.maximum
+        multiply, add, subtract, minimum, maximum, clip = np.multiply, np.add, np.subtract, np.minimum, np.maximum, _clip
         for c in self.colours:
             u = c.gather(velocity)
-            low, limit = c.low, c.limit
             # Each row's negated impulse change goes into its `delta` row (e below): the
             # clamps then cost one call each. Normal: e = scale vn + push + leak lam, clamped
-            # to at most lam (the impulse stays >= 0).
-            for leak, scale, push, speed, lam, e, coupling, later, product in c.normal_rows:
+            # to at most lam (the impulse stays >= 0). A row's own impulse is the only one
+            # its clamp reads, so the terms in lam and the impulse updates are made for both
+            # points of the colour at once.
+            if leaking:
+                multiply(c.leak, c.lam_n, c.base)
+                add(c.base, c.push, c.base)
+            for scale, speed, lam, e, coupling, later, product, base in (c.biased_rows if leaking else c.relax_rows):
                 multiply(scale, speed, e)
-                add(e, push, e)
-                if leaking:
-                    multiply(leak, lam, low)
-                    add(e, low, e)
+                add(e, base, e)
                 minimum(e, lam, out=e)
-                subtract(lam, e, lam)
                 multiply(coupling, e, product)
                 subtract(later, product, later)
+            subtract(c.lam_n, c.e_n, c.lam_n)
             # Friction: e = mass vt, clamped so that lam - e stays within +-friction lam_normal.
-            for mass, speed, lam, lam_normal, e, follow in c.friction_rows:
-                multiply(c.friction, lam_normal, limit)
+            high, low, lam_t = c.high, c.low, c.lam_t
+            multiply(c.friction, c.lam_n, high)
+            subtract(lam_t, high, low)
+            add(lam_t, high, high)
+            for mass, speed, e, low_j, high_j, follow in c.friction_rows:
                 multiply(mass, speed, e)
-                subtract(lam, limit, low)
-                maximum(e, low, out=e)
-                add(lam, limit, limit)
-                minimum(e, limit, out=e)
-                subtract(lam, e, lam)
+                clip(e, low_j, high_j, e)
                 if follow is not None:
                     coupling, later, product = follow
                     multiply(coupling, e, product)
                     subtract(later, product, later)
-            maximum(c.max_normal, c.normal_impulse, out=c.max_normal)
+            subtract(lam_t, c.e_t, lam_t)
+            maximum(c.max_normal, c.lam_n, out=c.max_normal)
             c.scatter(velocity, u)
 
     def restitution_pass(self, body: BodyState) -> None:
@@ -419,14 +526,15 @@ class ContactSolver:
             return
         velocity = body.velocity.reshape(-1)
         bounce_all = (self.relative_velocity < -self.threshold) & (self.max_normal_impulse > 0.0) & (self.restitution > 0.0)
-        for c in self.colours:
-            run = c.run
-            bounce = bounce_all[:, run]
+        target_all = self.restitution * self.relative_velocity
+        layout = self.layout
+        for colour, c in enumerate(self.colours):
+            bounce = layout.run(bounce_all, 2, colour)
             if not bounce.any():
                 continue
             u = c.gather(velocity)
             lam, d, speed = c.impulse, c.delta, c.speed
-            target = self.restitution[run] * self.relative_velocity[:, run]
+            target = layout.run(target_all, 2, colour)
             d[2:] = 0.0
             for j in (0, 1):
                 total = np.where(bounce[j], np.maximum(lam[j] - c.mass[j] * (speed[j] + target[j]), 0.0), lam[j])
@@ -438,6 +546,7 @@ class ContactSolver:
 
     def store_impulses(self) -> None:
         """Write the accumulated impulses back into the `ContactSet` (for warm starting and display)."""
-        self.contacts.normal_impulse = self.impulse[:2].T.astype(np.float64)
-        self.contacts.tangent_impulse = self.impulse[2:].T.astype(np.float64)
-        self.contacts.max_normal_impulse = self.max_normal_impulse.T.astype(np.float64)
+        impulse = self.layout.unblock(self.impulse, 4)
+        self.contacts.normal_impulse = impulse[:2].T.astype(np.float64)
+        self.contacts.tangent_impulse = impulse[2:].T.astype(np.float64)
+        self.contacts.max_normal_impulse = self.layout.unblock(self.max_normal_impulse, 2).T.astype(np.float64)
