@@ -19,17 +19,17 @@ from sandbox.physics.solver import BodyState, ContactSolver, Softness
 H = 1.0 / 240.0
 
 
-@pytest.fixture(params=["float64", "float32", "float32 without M^-1 J^T"])
+@pytest.fixture(params=["float64", "float32", "float32 large-scene path"])
 def tolerance(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> float:
     """Run with the solver's arrays in float64, where the batched solve must match the
     reference to round-off, and in float32 (the default, `solver.F`), where it must match to
     float32 precision: about 1e-7 relative per operation on impulses and velocities of order
-    1 to 10, through a few dozen operations. The third run takes the path of a large scene,
-    which scales the velocity change by M^-1 after the einsum instead of keeping M^-1 J^T."""
+    1 to 10, through a few dozen operations. The third run takes the path of a large scene
+    (see `solver._SMALL_SCENE`)."""
     dtype = request.param.split()[0]
     monkeypatch.setattr(solver_module, "F", np.dtype(dtype).type)
-    if "without" in request.param:
-        monkeypatch.setattr(solver_module, "_RESPONSE_LIMIT", 0)
+    if "large" in request.param:
+        monkeypatch.setattr(solver_module, "_SMALL_SCENE", 0)
     return 1e-12 if dtype == "float64" else 1e-5
 
 
@@ -142,6 +142,9 @@ def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool
     separation = solver.separations(body)
     rows = solver.layout.unblock  # the solver keeps its row arrays colour by colour
     np.testing.assert_allclose(rows(separation, 2)[contacts.valid.T], -contacts.depths.T[contacts.valid.T], atol=1e-12)
+    np.testing.assert_allclose(rows(solver.start_separation, 2)[contacts.valid.T], -contacts.depths.T[contacts.valid.T],
+                               atol=1e-12)
+    assert np.all(rows(solver.start_separation, 2)[~contacts.valid.T] > 1e5)  # an empty point is far apart
     (solver.use_bias if biased else solver.use_relax)(separation)
     keep = 1.0 - rows(solver.leak, 2) if biased else np.ones((2, len(contacts)))
     scale, push = rows(solver.scale, 2), rows(solver.push, 2)

@@ -23,7 +23,7 @@ manifolds), whatever its size, so the layout is chosen to keep that number small
   in one assignment.
 * `jacobian` J (4, 6, M) gives each row's relative velocity J[r] . u, and row impulses d
   change the velocities by M^-1 J^T d, with `inv_mass` (6, M) the diagonal of M^-1 (a small
-  scene also keeps the product M^-1 J^T: see `_RESPONSE_LIMIT`). `coupling` K = J M^-1 J^T
+  scene also keeps the product M^-1 J^T: see `_SMALL_SCENE`). `coupling` K = J M^-1 J^T
   (4, 4, M) tells how an impulse on row s changes the speed of row r. The rows are solved one
   after the other within a manifold, as Box2D does, and K updates the later rows' speeds
   (sp[r] += K[r, s] d[s]) without touching the body velocities in between.
@@ -37,26 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contacts import ContactSet
+from .raw_numpy import clip as _clip, einsum as _einsum
 from .vec import as_complex
-
-try:  # NumPy's C einsum without the Python dispatch wrapper; the same function underneath.
-    from numpy._core.multiarray import c_einsum as _einsum
-except ImportError:  # NumPy 1.x keeps it in numpy.core
-    try:
-        from numpy.core.multiarray import c_einsum as _einsum
-    except ImportError:
-        _einsum = np.einsum
-"""A colour sweep makes two einsums; np.einsum's dispatch wrapper costs about 1.3 us a call on
-top of the 3 us the C function takes for 100 manifolds: all sweeps of one pass over pyramid20's
-6 colours took 0.137 ms with np.einsum, 0.130 ms with this."""
-
-try:  # The clip ufunc itself, without np.clip's Python wrapper.
-    from numpy._core.umath import clip as _clip
-except ImportError:  # NumPy 1.x
-    from numpy.core.umath import clip as _clip
-"""A friction row's clamp to [low, high] in one call: 0.44 us on 140 rows, against 0.64 us for
-a maximum and a minimum, and np.clip's wrapper costs more than the clamp itself."""
-
 
 @dataclass(frozen=True)
 class Softness:
@@ -124,6 +106,8 @@ class Scratch:
         """Counts the buffers made: views into the buffers stay valid while it is unchanged."""
         self.colours: tuple[tuple, list] = ((), [])
         """The last solver's colour views and what they were made for (see `ContactSolver`)."""
+        self.orders: tuple[tuple, dict] = ((), {})
+        """The colour bounds of the last small scene and its `ColourMajor` index arrays."""
 
     def get(self, name: str, shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
         """An array of `shape` and `dtype`, reusing the buffer called `name` (grown by a
@@ -143,38 +127,41 @@ its velocity exactly. A colour sweep is mostly two (4, 6, m) einsums, which run 
 fast on float32: the `many_pyramids` solver went from 11.9 to 9.5 ms a step, with the same
 stability figures to four digits in every bench scene. Set to np.float64 to compare."""
 
-_RESPONSE_LIMIT = 2000
-"""Manifolds. Up to this many, the solver keeps M^-1 J^T (4, 6, M) beside J, and a colour's
-velocity change is one einsum instead of an einsum and a product: pyramid20's 8 sweep passes
-took 0.104 against 0.096 ms each. Above it the second array no longer fits the caches with the
-first, and the base-100 pyramid (15,000 manifolds) stepped about 0.5 ms slower with it."""
+_SMALL_SCENE = 2000
+"""Manifolds. Up to this many, where NumPy's cost per call outweighs its cost per element, the
+solver trades memory for calls:
+
+* it keeps M^-1 J^T (4, 6, M) beside J, and a colour's velocity change is one einsum instead
+  of an einsum and a product: pyramid20's 8 sweep passes took 0.096 against 0.104 ms each;
+* `ColourMajor` reorders with one `take` through index arrays kept while the colour sizes
+  stay, not a copy per colour.
+
+Above it the extra arrays no longer fit the caches with the rest: the base-100 pyramid (15,000
+manifolds) stepped about 0.5 ms slower with M^-1 J^T."""
 
 _FAR = 1.0e6
 """m. Separation given to the empty second point of a one-point manifold."""
 
 
 def _coupling(jacobian: np.ndarray, inv_mass: np.ndarray, scratch: Scratch) -> np.ndarray:
-    """K = J M^-1 J^T (4, 4, M), lower triangle and diagonal only (the solve reads nothing
-    else; the upper triangle holds whatever the scratch held).
+    """K = J M^-1 J^T (4, 4, M). The solve reads the lower triangle and the diagonal.
 
     The linear part of K[r, s] is (1/mA + 1/mB)(dir_r . dir_s): that sum for two rows of the
     same direction (both normal or both tangent), zero across (n . t = 0). The angular part is
-    cA_r cA_s / IA + cB_r cB_s / IB with the angular Jacobian entries c. Ten entries written
-    one by one beat a (4, 4, M) einsum over all six terms: 0.19 against 0.55 ms for 15,000
-    manifolds."""
+    cA_r cA_s / IA + cB_r cB_s / IB with the angular Jacobian entries c. Two broadcast
+    products fill all 16 entries in 7 calls; the 10 entries the solve reads, one by one, took
+    36 calls: 19 against 34 us for pyramid20's 600 manifolds, 142 against 120 us for 15,000
+    (and a (4, 4, M) einsum over all six terms 550 us)."""
     m = jacobian.shape[2]
     coupling = scratch.get("coupling", (4, 4, m), F)
-    product = scratch.get("coupling product", (m,), F)
+    angular_b = scratch.get("coupling product", (4, 4, m), F)
     ca, cb = jacobian[:, 4], jacobian[:, 5]
-    wa, wb = ca * inv_mass[4], cb * inv_mass[5]
+    np.multiply((ca * inv_mass[4])[:, None], ca[None], out=coupling)
+    np.multiply((cb * inv_mass[5])[:, None], cb[None], out=angular_b)
+    coupling += angular_b
     linear = inv_mass[0] + inv_mass[1]
-    for r in range(4):
-        for s in range(r + 1):
-            np.multiply(wa[r], ca[s], out=coupling[r, s])
-            np.multiply(wb[r], cb[s], out=product)
-            coupling[r, s] += product
-            if r // 2 == s // 2:
-                coupling[r, s] += linear
+    coupling[:2, :2] += linear
+    coupling[2:, 2:] += linear
     return coupling
 
 
@@ -192,19 +179,40 @@ class ColourMajor:
 
     `bounds[c]:bounds[c + 1]` are the manifolds of colour c, as for `ContactSolver`."""
 
-    def __init__(self, bounds: np.ndarray) -> None:
+    def __init__(self, bounds: np.ndarray, orders: dict[int, np.ndarray] | None = None) -> None:
         self.bounds = bounds
         self.runs = [(int(s), int(e)) for s, e in zip(bounds[:-1], bounds[1:])]
         self._count = int(bounds[-1])
+        self._orders = orders
+
+    def _order(self, rows: int) -> np.ndarray:
+        """(rows M,) for each colour-major position, the flat index of the same entry in a
+        row-major (rows, M) array; kept in `orders`."""
+        order = self._orders.get(rows)
+        if order is None:
+            start, size = np.repeat(self.bounds[:-1], np.diff(self.bounds)), np.repeat(np.diff(self.bounds), np.diff(self.bounds))
+            position = (rows - 1) * start + np.arange(rows)[:, None] * size + np.arange(self._count)
+            order = self._orders[rows] = np.empty(rows * self._count, np.int64)
+            order[position.ravel()] = np.arange(rows * self._count)
+        return order
 
     def block(self, *parts: np.ndarray, dtype: type | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """Row-major (R_i, M) arrays (any strides; a broadcast (M,) array spreads one value per
-        manifold over its rows), stacked, in colour-major order: flat (R M,), R = sum R_i. A
-        copy per colour and part: a fixed handful of calls, and no index array to build or
-        stream (a `take` through one cost the base-100 pyramid about 0.5 ms a step)."""
+        manifold over its rows), stacked, in colour-major order: flat (R M,), R = sum R_i.
+
+        With `orders` (a small scene), one `take` through a kept index array. Without, a copy
+        per colour and part: no index array to build or stream (a `take` through one cost the
+        base-100 pyramid about 0.5 ms a step), but 6 to 18 calls where a take is one (pyramid20:
+        about 40 us a step)."""
         r = sum(len(part) for part in parts)
         if out is None:
             out = np.empty(r * self._count, dtype or parts[0].dtype)
+        if self._orders is not None:
+            flat = (parts[0] if len(parts) == 1 else np.concatenate(parts)).reshape(-1)
+            if flat.dtype == out.dtype:
+                return flat.take(self._order(r), out=out, mode="clip")  # the method: np.take's wrapper costs 1 us
+            np.copyto(out, flat.take(self._order(r)))
+            return out
         for s, e in self.runs:
             run, top = out[r * s: r * e].reshape(r, e - s), 0
             for part in parts:
@@ -345,7 +353,8 @@ class ContactSolver:
                                  out=scratch.get("inverse mass", (6, m), F))
         self.coupling = _coupling(jacobian, self.inv_mass, scratch)
         self.response = None
-        if m <= _RESPONSE_LIMIT:
+        small = m <= _SMALL_SCENE
+        if small:
             self.response = np.multiply(jacobian, self.inv_mass, out=scratch.get("response", (4, 6, m), F))
         # A missing point's rows get zero mass, so they never carry an impulse: the solve
         # gives max(0 - 0 - 0, 0) for its normal and a zero friction limit. Its Jacobian rows
@@ -363,10 +372,15 @@ class ContactSolver:
         # The arms are kept pre-multiplied by conj(n): Re(dq r conj(n)) is then the arm's turned
         # offset along the normal, and a substep's separations cost two products, not three.
         # Everything per point from here on is colour-major (`layout`), flat (2 M,).
-        layout = self.layout = ColourMajor(bounds)
+        if small and scratch.orders[0] != tuple(bounds):
+            scratch.orders = tuple(bounds), {}
+        layout = self.layout = ColourMajor(bounds, scratch.orders[1] if small else None)
         self.ra_n = arm_a if pivot_a is None else (pivot_a - center_a) * nc
         self.rb_n = arm_b if pivot_b is None else (pivot_b - center_b) * nc
-        self.base = np.where(valid, -np.ascontiguousarray(contacts.depths.T) - (self.rb_n - self.ra_n).real, _FAR)
+        depth = np.ascontiguousarray(contacts.depths.T)
+        self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, _FAR)
+        self.start_separation = layout.block(np.where(valid, -depth, _FAR))
+        """(2 M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
         self._rows, self._turned = np.empty((2, m)), np.empty((2, m), np.complex128)
         self._separation, self._bias = np.empty(2 * m), np.empty(2 * m)
         ground = layout.block(np.broadcast_to(ground, (2, m)))

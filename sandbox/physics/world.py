@@ -26,6 +26,7 @@ from .continuous import SWEEP_FRACTION, earliest_impacts
 from .manifold_cache import ManifoldCache
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
+from .raw_numpy import clip as _clip, einsum as _einsum
 from .shapes import CIRCLE, POLYGON, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
 from .solver import BodyState, ContactSolver, Scratch, Softness
 from .tiles import TileMap
@@ -620,7 +621,7 @@ class World:
         pivot_a, pivot_b = self._pivots(contacts, rot_c)
         solver = ContactSolver(contacts, bounds, centers, body, pivot_a, pivot_b, ground, h, contact_soft, static_soft,
                                self.contact_push_max_velocity, self.restitution_threshold, self._scratch)
-        separation = solver.separations(body)
+        separation = solver.start_separation
         warm = solver.impulse_velocity(body)
         before = np.empty_like(velocity)
         for _ in range(self._substeps):
@@ -683,13 +684,11 @@ def _core_radius(shape: Shape, centroid: np.ndarray) -> float:
 
 def _clamp_speeds(velocity: np.ndarray, h: float) -> None:
     """Keep |v| <= MAX_LINEAR_SPEED and |w| h <= MAX_ROTATION_PER_SUBSTEP in the (3, N) block."""
-    # Squared speeds and minimum/maximum, not hypot and clip: 0.10 against 0.03 ms for 5,500
-    # bodies, four times a step.
-    square = velocity[0] * velocity[0]
-    square += velocity[1] * velocity[1]
+    # Squared speeds in one einsum and w clipped in one ufunc call: four calls where hypot and
+    # np.clip took ten (0.10 against 0.03 ms for 5,500 bodies, four times a step).
+    square = _einsum("kn,kn->n", velocity[:2], velocity[:2])
     fast = np.flatnonzero(square > settings.MAX_LINEAR_SPEED ** 2)
     if len(fast):
         velocity[:2, fast] *= settings.MAX_LINEAR_SPEED / np.sqrt(square[fast])
     limit = settings.MAX_ROTATION_PER_SUBSTEP / h
-    np.minimum(velocity[2], limit, out=velocity[2])
-    np.maximum(velocity[2], -limit, out=velocity[2])
+    _clip(velocity[2], -limit, limit, velocity[2])

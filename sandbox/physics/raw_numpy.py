@@ -1,0 +1,30 @@
+"""NumPy's C entry points for two functions whose Python wrappers cost more than the work.
+
+The solver's colour sweeps make thousands of calls a step on arrays of a hundred or so
+entries, where a microsecond a call is a tenth of the step. These are the same functions
+underneath, with the same results."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["clip", "einsum"]
+
+try:
+    from numpy._core.multiarray import c_einsum as einsum
+except ImportError:  # NumPy 1.x keeps it in numpy.core
+    try:
+        from numpy.core.multiarray import c_einsum as einsum
+    except ImportError:
+        einsum = np.einsum
+"""np.einsum without its dispatch wrapper, which costs about 1.3 us a call on top of the 3 us
+the C function takes for 100 manifolds: all sweeps of one pass over pyramid20's 6 colours took
+0.137 ms with np.einsum, 0.130 ms with this. Takes `out=` as a keyword."""
+
+try:
+    from numpy._core.umath import clip
+except ImportError:  # NumPy 1.x
+    from numpy.core.umath import clip
+"""The clip ufunc (lo, hi broadcast; output by position): one call for a clamp to [lo, hi].
+0.44 us on 140 entries, against 0.64 us for a maximum and a minimum; np.clip's wrapper costs
+more than the clamp itself."""
