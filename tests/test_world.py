@@ -137,6 +137,33 @@ def test_the_speculative_margin_grows_with_the_closing_speed_not_the_common_moti
         assert follower.position[0] - leader.position[0] == pytest.approx(1.0, abs=0.01)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_bounding_circle_test_drops_only_pairs_without_points(seed):
+    """Turned boxes, thin bars and circles packed close, some moving fast: every candidate pair
+    the bounding-circle test drops must be one the colliders give no point, and it must drop
+    some (turned boxes have loose bounding boxes)."""
+    from sandbox.physics.contacts import find_manifolds
+
+    rng = np.random.default_rng(seed)
+    world = World(gravity=(0.0, 0.0))
+    for k in range(120):
+        body = world.create_body("dynamic", position=tuple(rng.uniform(0.0, 4.0, 2)), angle=rng.uniform(0, np.pi),
+                                 linear_velocity=tuple(rng.normal(0.0, 3.0, 2)))
+        kind = k % 3
+        body.add_shape(Circle(rng.uniform(0.05, 0.2)) if kind == 0 else box(rng.uniform(0.05, 0.2), rng.uniform(0.02, 0.2)))
+    dt = 1.0 / 60.0
+    pair_a, pair_b = world._candidate_pairs(dt)
+    near_a, near_b, _ = world._near_pairs(pair_a, pair_b, dt)
+    b = world.body_data
+    rot = np.stack([np.cos(b.angle), np.sin(b.angle)], axis=1)
+    every = find_manifolds(world.shape_data, world.shape_data.body, b.pos, rot, pair_a, pair_b,
+                           world._speculative_margins(pair_a, pair_b, dt))
+    touching = set(zip(every.shape_a.tolist(), every.shape_b.tolist()))
+    near = set(zip(near_a.tolist(), near_b.tolist()))
+    assert touching and touching <= near
+    assert len(near) < len(pair_a)
+
+
 def test_spinning_body_in_empty_space_keeps_its_angular_velocity_exactly():
     world = World(gravity=(0.0, 0.0))
     spinner = world.create_body("dynamic", angular_velocity=3.7)

@@ -361,7 +361,7 @@ class World:
             pair_a, pair_b = self._candidate_pairs(dt)
         dynamic = (b.type == DYNAMIC) & b.awake  # the bodies the solver moves this step
         with profile.stage("narrowphase"):
-            margin = self._speculative_margins(pair_a, pair_b, dt)
+            pair_a, pair_b, margin = self._near_pairs(pair_a, pair_b, dt)
             sleepers = (b.type == DYNAMIC) & ~b.awake
             resting = ~dynamic[self._shapes.body] if sleepers.any() else None
             contacts = self._manifolds.collide(self._shapes, b.pos, b.angle, rot, pair_a, pair_b, margin,
@@ -470,6 +470,28 @@ class World:
         solved = dynamic & b.awake
         keep = may & (solved[ba] | solved[bb])
         return i[keep], j[keep]
+
+    def _near_pairs(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The candidate pairs that may have contact points, and their speculative margins (m).
+
+        A collider gives points only to shapes within the margin of each other, and two shapes
+        are no closer than their centroids' distance less both reaches (bounding circles). The
+        candidates come from bounding boxes, which a turned box fills badly: in `tumbler` 6,200
+        of 10,300 candidate pairs had no points and 4,200 of those fail this test, which costs
+        a few calls where the polygon collider costs over a hundred. The test allows a slop,
+        so round-off never drops a pair the collider would keep."""
+        margin = self._speculative_margins(pair_a, pair_b, dt)
+        s, b = self._shapes, self._bodies
+        ba, bb = s.body[pair_a], s.body[pair_b]
+        centroid = as_complex(s.centroid)
+        turn = np.exp(1j * b.angle)
+        origin = as_complex(b.pos)
+        apart = np.abs((origin[bb] + turn[bb] * centroid[pair_b]) - (origin[ba] + turn[ba] * centroid[pair_a]))
+        apart -= s.reach[pair_a] + s.reach[pair_b]
+        near = np.flatnonzero(apart <= margin + settings.LINEAR_SLOP)
+        if len(near) == len(pair_a):
+            return pair_a, pair_b, margin
+        return pair_a[near], pair_b[near], margin[near]
 
     def _speculative_margins(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float) -> np.ndarray:
         """(P,) each pair's speculative distance (m): SPECULATIVE_DISTANCE plus how far the gap
