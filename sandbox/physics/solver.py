@@ -177,7 +177,9 @@ class ColourMajor:
     (2, 70) block and 0.55 us on one row. Elementwise work over all rows (`use_bias`) does not
     care about the order, as long as every operand is in it.
 
-    `bounds[c]:bounds[c + 1]` are the manifolds of colour c, as for `ContactSolver`."""
+    `bounds[c]:bounds[c + 1]` are the manifolds of colour c, as for `ContactSolver`; `orders`
+    holds the index arrays of a small scene (see `block`), kept by the caller while `bounds`
+    stays the same, or is None."""
 
     def __init__(self, bounds: np.ndarray, orders: dict[int, np.ndarray] | None = None) -> None:
         self.bounds = bounds
@@ -190,7 +192,8 @@ class ColourMajor:
         row-major (rows, M) array; kept in `orders`."""
         order = self._orders.get(rows)
         if order is None:
-            start, size = np.repeat(self.bounds[:-1], np.diff(self.bounds)), np.repeat(np.diff(self.bounds), np.diff(self.bounds))
+            size = np.diff(self.bounds)
+            start, size = np.repeat(self.bounds[:-1], size), np.repeat(size, size)  # of each manifold's colour
             position = (rows - 1) * start + np.arange(rows)[:, None] * size + np.arange(self._count)
             order = self._orders[rows] = np.empty(rows * self._count, np.int64)
             order[position.ravel()] = np.arange(rows * self._count)
