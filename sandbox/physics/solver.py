@@ -410,12 +410,13 @@ class ContactSolver:
         # Each colour's six gathered velocities (vx_a, vx_b, vy_a, vy_b, w_a, w_b) as flat
         # indices into the (3 N,) velocities: a six-row array, colour-major like the rest.
         index = np.stack([a, b])
-        self.take = layout.block(index, index + n_body, index + 2 * n_body, out=scratch.get("take", (6 * m,), np.int64))
+        rows = (index, index + n_body, index + 2 * n_body)
+        self.take = layout.block(*rows, out=scratch.get("take", (6 * m,), np.int64))
         # Approach speed of each point at the start of the step, for restitution (m/s).
         self.relative_velocity = self.restitution = None
         if np.any(contacts.restitution > 0.0):
             self.restitution = layout.block(np.broadcast_to(contacts.restitution, (2, m)))
-            gathered = body.velocity.reshape(-1).take(np.concatenate([index, index + n_body, index + 2 * n_body]))
+            gathered = body.velocity.reshape(-1).take(np.concatenate(rows))
             self.relative_velocity = layout.block(np.einsum("rkm,km->rm", self.jacobian[:2], gathered))
         two_points = np.logical_or.reduceat(valid[1], bounds[:-1]) if m else np.zeros(0, bool)
         key = (scratch.generation, tuple(bounds), tuple(two_points))
