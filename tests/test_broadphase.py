@@ -102,8 +102,8 @@ class PairCheck:
 
         monkeypatch.setattr(FatPairs, "_query", counting)
 
-    def _checked(self, dt: float):
-        i, j = self._pairs(dt)
+    def _checked(self, dt: float, turn: np.ndarray | None = None):
+        i, j = self._pairs(dt, turn)
         fi, fj = from_scratch_pairs(self.world, dt)
         np.testing.assert_array_equal(i, fi)
         np.testing.assert_array_equal(j, fj)

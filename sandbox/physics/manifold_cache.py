@@ -33,6 +33,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .contacts import ContactSet, find_manifolds, look_up, pair_keys, pair_shapes
+from .vec import as_complex
 
 
 @dataclass
@@ -102,7 +103,7 @@ class ManifoldCache:
             self._kept, self._slots, self.reused = rest, np.zeros(0, np.int64), 0
             return ContactSet.empty()
         body = shapes.body
-        origin, turn = pos[:, 0] + 1j * pos[:, 1], rot[:, 0] + 1j * rot[:, 1]
+        origin, turn = as_complex(pos), as_complex(rot)  # views
         reuse = np.zeros(len(pair_a), bool)
         at = np.zeros(len(pair_a), np.int64)
         if len(kept.keys) and tolerance > 0.0:

@@ -356,12 +356,15 @@ class World:
         dt = check_number("dt", dt, low=0.0, low_open=True)
         profile = StepProfile(bodies=len(self._bodies), shapes=len(self._shapes))
         b = self._bodies
-        rot = np.stack([np.cos(b.angle), np.sin(b.angle)], axis=1)
+        # Each body's rotation, computed once for every stage: (N,) complex exp(i angle), and the
+        # same numbers as (N, 2) rows of (cos, sin).
+        turn = np.exp(1j * b.angle)
+        rot = turn.view(np.float64).reshape(-1, 2)
         with profile.stage("broadphase"):
-            pair_a, pair_b = self._candidate_pairs(dt)
+            pair_a, pair_b = self._candidate_pairs(dt, turn)
         dynamic = (b.type == DYNAMIC) & b.awake  # the bodies the solver moves this step
         with profile.stage("narrowphase"):
-            pair_a, pair_b, margin = self._near_pairs(pair_a, pair_b, dt)
+            pair_a, pair_b, margin = self._near_pairs(pair_a, pair_b, dt, turn)
             sleepers = (b.type == DYNAMIC) & ~b.awake
             resting = ~dynamic[self._shapes.body] if sleepers.any() else None
             contacts = self._manifolds.collide(self._shapes, b.pos, b.angle, rot, pair_a, pair_b, margin,
@@ -393,23 +396,26 @@ class World:
                      rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """World bounding boxes of the shapes `rows` (default all) now: (R, 2) lower and upper
         corners in metres, one row per shape, each enlarged by `grow` (m, scalar or one per row)."""
+        return self._shape_bounds(grow, rows, np.exp(1j * self._bodies.angle))
+
+    def _shape_bounds(self, grow: np.ndarray | float, rows: np.ndarray | None,
+                      turn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`shape_bounds`, given every body's exp(i angle) (N,) complex."""
         s, b = self._shapes, self._bodies
         body, verts, radius = s.body, s.verts, s.radius
         if rows is not None:
             body, verts, radius = body[rows], verts[rows], radius[rows]
         if len(body) == 0:
             return np.zeros((0, 2)), np.zeros((0, 2))
-        rot = np.exp(1j * b.angle)[body]
-        # (K, S): reducing over the leading axis is about 3x faster than over a short last axis.
-        # Contiguous copies first: arithmetic on the strided views took 1.0 ms for the 5051
-        # shapes of the base-100 pyramid, 0.26 ms with the copies (same bits).
+        # (K, S) vertices, reduced over the leading axis: about 3x faster than over a short
+        # last axis. Each complex vertex is an (x, y) pair, so one reduction gives (S, 2).
+        # The vertices are copied contiguous first: arithmetic on the strided views took 1.0 ms
+        # for the 5051 shapes of the base-100 pyramid, 0.26 ms with the copies (same bits).
         local = np.ascontiguousarray(verts.view(np.complex128)[..., 0].T)
-        world = as_complex(b.pos)[body] + rot * local
-        x, y = np.ascontiguousarray(world.real), np.ascontiguousarray(world.imag)
+        world = as_complex(b.pos)[body] + turn[body] * local
+        xy = world.view(np.float64).reshape(*world.shape, 2)
         extra = (radius + grow)[:, None]
-        lower = np.stack([x.min(0), y.min(0)], axis=1) - extra
-        upper = np.stack([x.max(0), y.max(0)], axis=1) + extra
-        return lower, upper
+        return xy.min(0) - extra, xy.max(0) + extra
 
     # ----------------------------------------------------------------- queries
     def raycast(self, p1: Iterable[float], p2: Iterable[float], *, mask: int = settings.DEFAULT_MASK,
@@ -436,14 +442,15 @@ class World:
         """The shapes whose bounds overlap the box [lower, upper] (m)."""
         return queries.query_aabb(self, lower, upper, mask=mask)
 
-    def _candidate_pairs(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    def _candidate_pairs(self, dt: float, turn: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Shape pairs whose bounds, swept by how far any of their points can move this step and
         enlarged, overlap and that may collide. A sleeping island whose bounds meet an awake or
         moving body is woken here, before the pairs are chosen.
 
         The pairs come from `FatPairs`, kept from step to step, and are filtered here every step
         with the bounds of the moment, so they are exactly the pairs a from-scratch grid would
-        find (same set, same order): the cache saves time, never changes a result."""
+        find (same set, same order): the cache saves time, never changes a result. `turn`: every
+        body's exp(i angle), if the caller has it."""
         s, b = self._shapes, self._bodies
         body = s.body
         speed = np.hypot(*b.v.T)[body] + np.abs(b.w)[body] * s.reach
@@ -453,7 +460,7 @@ class World:
         if not stirring.any():  # everything static, resting kinematic or asleep: no pair can change
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty
-        lower, upper = self._current_bounds(settings.AABB_MARGIN + reach)
+        lower, upper = self._current_bounds(settings.AABB_MARGIN + reach, np.exp(1j * b.angle) if turn is None else turn)
         # Static shapes move only when teleported, so their fat boxes need no margin.
         fat_margin = np.where(b.type[body] == STATIC, 0.0, settings.AABB_FAT_MARGIN)
         i, j = self._fat_pairs.update(lower, upper, fat_margin, body)
@@ -471,7 +478,8 @@ class World:
         keep = may & (solved[ba] | solved[bb])
         return i[keep], j[keep]
 
-    def _near_pairs(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _near_pairs(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float,
+                    turn: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The candidate pairs that may have contact points, and their speculative margins (m).
 
         A collider gives points only to shapes within the margin of each other, and two shapes
@@ -484,7 +492,8 @@ class World:
         s, b = self._shapes, self._bodies
         # Every shape's world centroid, then gathers per pair: 0.6 -> 0.3 ms for tumbler's
         # 11,000 pairs of 2,000 shapes, against transforming the centroids pair by pair.
-        center = as_complex(b.pos)[s.body] + np.exp(1j * b.angle)[s.body] * as_complex(s.centroid)
+        turn = np.exp(1j * b.angle) if turn is None else turn
+        center = as_complex(b.pos)[s.body] + turn[s.body] * as_complex(s.centroid)
         apart = np.abs(center.take(pair_b) - center.take(pair_a))
         apart -= s.reach.take(pair_a) + s.reach.take(pair_b)
         near = np.flatnonzero(apart <= margin + settings.LINEAR_SLOP)
@@ -507,7 +516,7 @@ class World:
         closing += turning.take(pair_a) + turning.take(pair_b)
         return settings.SPECULATIVE_DISTANCE + np.minimum(closing, 2.0 * settings.MAX_LINEAR_SPEED) * dt
 
-    def _current_bounds(self, grow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _current_bounds(self, grow: np.ndarray, turn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`shape_bounds(grow)`, recomputing only the shapes whose body moved or whose `grow`
         (S,) m changed since the last call, when those are few: a tile map's thousands of static
         edges, or a sleeping pile, are not transformed again every step. Measured with 14,086
@@ -523,10 +532,10 @@ class World:
             moved[:m] = shifted[:, 0] | shifted[:, 1] | (b.angle[:m] != last.angle)
             rows = np.flatnonzero(moved[self._shapes.body] | (grow != last.grow))
         if rows is None or len(rows) > len(grow) // 2:
-            lower, upper = self.shape_bounds(grow)
+            lower, upper = self._shape_bounds(grow, None, turn)
         else:
             lower, upper = last.lower.copy(), last.upper.copy()
-            lower[rows], upper[rows] = self.shape_bounds(grow[rows], rows)
+            lower[rows], upper[rows] = self._shape_bounds(grow[rows], rows, turn)
         self._last_bounds = _Bounds(b.pos.copy(), b.angle.copy(), grow, lower, upper)
         return lower, upper
 
