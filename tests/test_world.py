@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sandbox.physics import Circle, World, box
+from sandbox.physics import Circle, Segment, World, box
 from helpers import DT, ground_world, positions, pyramid, run
 
 
@@ -137,20 +137,29 @@ def test_the_speculative_margin_grows_with_the_closing_speed_not_the_common_moti
         assert follower.position[0] - leader.position[0] == pytest.approx(1.0, abs=0.01)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_bounding_circle_test_drops_only_pairs_without_points(seed):
-    """Turned boxes, thin bars and circles packed close, some moving fast: every candidate pair
-    the bounding-circle test drops must be one the colliders give no point, and it must drop
-    some (turned boxes have loose bounding boxes)."""
-    from sandbox.physics.contacts import find_manifolds
-
+def packed_shapes(seed: int, walls: bool) -> World:
+    """Turned boxes, thin bars and circles packed close, some moving fast; with `walls`, inside
+    a turned hollow square of four long static boxes and across it a segment."""
     rng = np.random.default_rng(seed)
     world = World(gravity=(0.0, 0.0))
+    if walls:
+        frame = world.create_body("static", position=(2.0, 2.0), angle=rng.uniform(0, np.pi))
+        for x, y, hx, hy in [(0.0, -2.2, 2.4, 0.2), (0.0, 2.2, 2.4, 0.2), (-2.2, 0.0, 0.2, 2.4), (2.2, 0.0, 0.2, 2.4)]:
+            frame.add_shape(box(hx, hy, center=(x, y)))
+        frame.add_shape(Segment((-1.5, -1.0), (1.5, 1.2)))
     for k in range(120):
         body = world.create_body("dynamic", position=tuple(rng.uniform(0.0, 4.0, 2)), angle=rng.uniform(0, np.pi),
                                  linear_velocity=tuple(rng.normal(0.0, 3.0, 2)))
         kind = k % 3
         body.add_shape(Circle(rng.uniform(0.05, 0.2)) if kind == 0 else box(rng.uniform(0.05, 0.2), rng.uniform(0.02, 0.2)))
+    return world
+
+
+def touching_and_near_pairs(world: World) -> tuple[set, set, int]:
+    """The candidate pairs that the colliders give points, those `_near_pairs` keeps, and how
+    many candidates there were."""
+    from sandbox.physics.contacts import find_manifolds
+
     dt = 1.0 / 60.0
     pair_a, pair_b = world._candidate_pairs(dt)
     near_a, near_b, _ = world._near_pairs(pair_a, pair_b, dt)
@@ -159,9 +168,28 @@ def test_the_bounding_circle_test_drops_only_pairs_without_points(seed):
     every = find_manifolds(world.shape_data, world.shape_data.body, b.pos, rot, pair_a, pair_b,
                            world._speculative_margins(pair_a, pair_b, dt))
     touching = set(zip(every.shape_a.tolist(), every.shape_b.tolist()))
-    near = set(zip(near_a.tolist(), near_b.tolist()))
+    return touching, set(zip(near_a.tolist(), near_b.tolist())), len(pair_a)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_bounding_circle_test_drops_only_pairs_without_points(seed):
+    """Every candidate pair the bounding-circle test drops must be one the colliders give no
+    point, and it must drop some (turned boxes have loose bounding boxes)."""
+    touching, near, candidates = touching_and_near_pairs(packed_shapes(seed, walls=False))
     assert touching and touching <= near
-    assert len(near) < len(pair_a)
+    assert len(near) < candidates
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_face_line_test_drops_only_pairs_without_points(seed, monkeypatch):
+    """Small shapes against long walls: the face-line test keeps every pair with points, and
+    drops pairs that the bounding circles alone keep."""
+    world = packed_shapes(seed, walls=True)
+    touching, near, _ = touching_and_near_pairs(world)
+    assert any(world.shape_data.reach[a] > 2.0 for a, _ in touching)  # wall pairs with points
+    assert touching and touching <= near
+    monkeypatch.setattr("sandbox.physics.world.BIG_POLYGON_REACH", np.inf)
+    assert len(near) < len(touching_and_near_pairs(world)[1])
 
 
 def test_spinning_body_in_empty_space_keeps_its_angular_velocity_exactly():
