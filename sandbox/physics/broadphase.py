@@ -20,10 +20,18 @@ MAX_CELLS_PER_SHAPE = 4096
 """A shape covering more cells than this makes the grid coarser for that step."""
 
 
+GRID_CELL_FACTOR = 1.5
+"""The grid's cell size as a multiple of the median box extent. Larger cells put each box in
+fewer cells but more boxes in each; a query of a box pairs it with every entry of its cells.
+Median broadphase stage over 60 steps after 60 warm-up steps: tumbler 4.0 ms at 2.0, 3.4 to
+3.6 at 1.5, 3.7 at 1.0; tile_rain 1.9, 1.6 to 1.8 at 1.5, 2.0 at 1.75; rain and many_pyramids
+the same at 2.0 and 1.5."""
+
+
 def grid_cell_size(lower: np.ndarray, upper: np.ndarray) -> float:
-    """A cell size near twice the median box extent: small boxes share few cells."""
+    """A cell size of GRID_CELL_FACTOR times the median box extent."""
     extent = np.maximum(upper[:, 0] - lower[:, 0], upper[:, 1] - lower[:, 1])
-    return float(max(2.0 * np.median(extent), 1e-3)) if len(extent) else 1.0
+    return float(max(GRID_CELL_FACTOR * np.median(extent), 1e-3)) if len(extent) else 1.0
 
 
 def overlapping_pairs(lower: np.ndarray, upper: np.ndarray, cell: float | None = None,
