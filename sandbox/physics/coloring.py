@@ -136,4 +136,6 @@ def color_order(colors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # colour * M + index (the same order).
     small = colors.astype(np.int16) if len(counts) <= np.iinfo(np.int16).max else colors
     order = np.argsort(small, kind="stable")
-    return order, np.r_[0, np.cumsum(counts)]
+    bounds = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=bounds[1:])
+    return order, bounds

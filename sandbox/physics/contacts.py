@@ -81,10 +81,11 @@ class ContactSet:
 
     def reorder(self, order: np.ndarray) -> None:
         """Permute the manifolds (the solver wants each colour contiguous)."""
-        # np.take, not value[order]: fancy indexing of the (M, 2) and (M, 2, 2) fields took
-        # 3.2 ms for the 14,950 manifolds of the base-100 pyramid, np.take 0.28 ms (same values).
+        # take, not value[order]: fancy indexing of the (M, 2) and (M, 2, 2) fields took 3.2 ms
+        # for the 14,950 manifolds of the base-100 pyramid, take 0.28 ms (same values). The
+        # method skips np.take's wrapper (16 fields, about 10 us a step).
         for name, value in vars(self).items():
-            setattr(self, name, np.take(value, order, axis=0))
+            setattr(self, name, value.take(order, axis=0))
 
     @classmethod
     def empty(cls) -> "ContactSet":

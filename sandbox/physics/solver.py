@@ -182,10 +182,10 @@ class ColourMajor:
     care about the order, as long as every operand is in it.
 
     `bounds[c]:bounds[c + 1]` are the manifolds of colour c, as for `ContactSolver`; `orders`
-    holds the index arrays of a small scene (see `block`), kept by the caller while `bounds`
-    stays the same, or is None."""
+    holds the index arrays of a small scene (see `block` and `spread`), kept by the caller
+    while `bounds` stays the same, or is None."""
 
-    def __init__(self, bounds: np.ndarray, orders: dict[int, np.ndarray] | None = None) -> None:
+    def __init__(self, bounds: np.ndarray, orders: dict | None = None) -> None:
         self.bounds = bounds
         self.runs = [(int(s), int(e)) for s, e in zip(bounds[:-1], bounds[1:])]
         self._count = int(bounds[-1])
@@ -225,6 +225,23 @@ class ColourMajor:
             for part in parts:
                 run[top: top + len(part)] = part[:, s:e]
                 top += len(part)
+        return out
+
+    def spread(self, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Per-manifold `values` (M,) given to both points: (2 M,) colour-major. A small scene
+        takes them through a kept index of each point's manifold."""
+        if out is None:
+            out = np.empty(2 * self._count, values.dtype)
+        if self._orders is None:
+            for s, e in self.runs:
+                out[2 * s: 2 * e].reshape(2, e - s)[:] = values[s:e]
+            return out
+        manifold = self._orders.get("manifold")
+        if manifold is None:
+            manifold = self._orders["manifold"] = self._order(2) % max(self._count, 1)
+        if values.dtype == out.dtype:
+            return values.take(manifold, out=out, mode="clip")
+        np.copyto(out, values.take(manifold))
         return out
 
     def unblock(self, flat: np.ndarray, rows: int) -> np.ndarray:
@@ -353,8 +370,15 @@ class ContactSolver:
         np.copyto(tangent[:, 4], arm_a.real)
         np.negative(arm_b.real, out=tangent[:, 5])
         self.jacobian = jacobian
-        self.inv_mass = np.stack([body.inv_mass[a], body.inv_mass[b]] * 2 + [body.inv_inertia[a], body.inv_inertia[b]],
-                                 out=scratch.get("inverse mass", (6, m), F))
+        # Each manifold's six gathered velocities (vx_a, vx_b, vy_a, vy_b, w_a, w_b) as flat
+        # indices into the (3 N,) velocities, (6, M); their inverse masses come the same way.
+        gather = np.empty((3, 2, m), np.int64)
+        gather[0, 0], gather[0, 1] = a, b
+        np.add(gather[0], n_body, out=gather[1])
+        np.add(gather[0], 2 * n_body, out=gather[2])
+        gather = gather.reshape(6, m)
+        masses = np.concatenate([body.inv_mass, body.inv_mass, body.inv_inertia]).astype(F)
+        self.inv_mass = masses.take(gather, out=scratch.get("inverse mass", (6, m), F), mode="clip")
         self.coupling = _coupling(jacobian, self.inv_mass, scratch)
         self.response = None
         small = m <= _SMALL_SCENE
@@ -387,7 +411,7 @@ class ContactSolver:
         """(2 M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
         self._rows, self._turned = np.empty((2, m)), np.empty((2, m), np.complex128)
         self._separation, self._bias = np.empty(2 * m), np.empty(2 * m)
-        ground = layout.block(np.broadcast_to(ground, (2, m)))
+        ground = layout.spread(ground)
         soft = [np.where(ground, s, c) for s, c in zip(
             (static_soft.bias_rate, static_soft.mass_scale, static_soft.impulse_scale),
             (contact_soft.bias_rate, contact_soft.mass_scale, contact_soft.impulse_scale))]
@@ -399,7 +423,7 @@ class ContactSolver:
         # whose colours have the sizes of the last reuses the views (making them costs about
         # 20 us a colour, a tenth of pyramid20's solver setup).
         rows2, rows4 = (2 * m,), (4 * m,)
-        self.friction = layout.block(np.broadcast_to(contacts.friction, (2, m)), out=scratch.get("friction", rows2, F))
+        self.friction = layout.spread(contacts.friction, out=scratch.get("friction", rows2, F))
         self.impulse = layout.block(contacts.normal_impulse.T, contacts.tangent_impulse.T,
                                     out=scratch.get("impulse", rows4, F))
         # The most each row's impulse reached, taken after every sweep pass: a row changes
@@ -412,16 +436,12 @@ class ContactSolver:
         self.leak, self.scale, self.push = (scratch.get(name, rows2, F) for name in ("leak", "scale", "push"))
         self.leaking = False
         self._velocity, self._velocity_start = np.empty(3 * n_body, F), np.empty(3 * n_body, F)
-        # Each colour's six gathered velocities (vx_a, vx_b, vy_a, vy_b, w_a, w_b) as flat
-        # indices into the (3 N,) velocities: a six-row array, colour-major like the rest.
-        index = np.stack([a, b])
-        rows = (index, index + n_body, index + 2 * n_body)
-        self.take = layout.block(*rows, out=scratch.get("take", (6 * m,), np.int64))
+        self.take = layout.block(gather, out=scratch.get("take", (6 * m,), np.int64))  # colour-major
         # Approach speed of each point at the start of the step, for restitution (m/s).
         self.relative_velocity = self.restitution = None
-        if np.any(contacts.restitution > 0.0):
-            self.restitution = layout.block(np.broadcast_to(contacts.restitution, (2, m)))
-            gathered = body.velocity.reshape(-1).take(np.concatenate(rows))
+        if (contacts.restitution > 0.0).any():
+            self.restitution = layout.spread(contacts.restitution)
+            gathered = body.velocity.reshape(-1).take(gather)
             self.relative_velocity = layout.block(np.einsum("rkm,km->rm", self.jacobian[:2], gathered))
         two_points = np.logical_or.reduceat(valid[1], bounds[:-1]) if m else np.zeros(0, bool)
         key = (scratch.generation, tuple(bounds), tuple(two_points))

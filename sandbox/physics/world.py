@@ -378,12 +378,13 @@ class World:
             order, bounds = color_order(colors)
             contacts.reorder(order)
             contacts.color = colors[order]
-        start = (b.pos.copy(), b.angle.copy())
+        start = (b.pos.copy(), b.angle.copy()) if self._tilemaps else None
         with profile.stage("solver"):
             self._solve(contacts, bounds, dynamic, rot, dt)
             self._manifolds.store(contacts, order)
         with profile.stage("continuous"):
-            self._stop_at_tile_edges(dynamic, *start)
+            if start is not None:
+                self._stop_at_tile_edges(dynamic, *start)
         with profile.stage("sleep"):
             if self._sleeping:
                 self._update_sleep(contacts, dynamic, dt)
@@ -631,8 +632,6 @@ class World:
 
     def _stop_at_tile_edges(self, dynamic: np.ndarray, pos0: np.ndarray, angle0: np.ndarray) -> None:
         """Move every body whose swept core would cross a tile edge back to its time of impact."""
-        if not self._tilemaps:
-            return
         s, b = self._shapes, self._bodies
         body = s.body
         moving = dynamic[body] & (s.core > 0.0)
@@ -674,8 +673,10 @@ class World:
                          inv_inertia=np.where(dynamic, b.inv_inertia, 0.0))
         gravity = dynamic * b.gravity_scale * np.array(self._gravity)[:, None]
         dv = h * np.vstack([body.inv_mass * b.force.T + gravity, body.inv_inertia * b.torque])
-        keep_v = np.where(dynamic, 1.0 / (1.0 + h * b.linear_damping), 1.0)
-        keep = np.vstack([keep_v, keep_v, np.where(dynamic, 1.0 / (1.0 + h * b.angular_damping), 1.0)])
+        keep = None  # the share of the velocity damping keeps each substep; None: no damping
+        if b.linear_damping.any() or b.angular_damping.any():
+            keep_v = np.where(dynamic, 1.0 / (1.0 + h * b.linear_damping), 1.0)
+            keep = np.vstack([keep_v, keep_v, np.where(dynamic, 1.0 / (1.0 + h * b.angular_damping), 1.0)])
         hertz = min(self.contact_hertz, 0.25 / h)
         contact_soft = Softness.make(hertz, self.contact_damping_ratio, h)
         static_soft = Softness.make(settings.STATIC_CONTACT_HERTZ_FACTOR * hertz, self.contact_damping_ratio, h)
@@ -688,7 +689,8 @@ class World:
         before = np.empty_like(velocity)
         for _ in range(self._substeps):
             body.velocity += dv
-            body.velocity *= keep
+            if keep is not None:
+                body.velocity *= keep
             _clamp_speeds(body.velocity, h)
             np.copyto(before, body.velocity)
             body.velocity += warm
