@@ -38,6 +38,11 @@ BIG_POLYGON_REACH = 2.0
 """A polygon whose reach is more than this many times the other shape's gets the face-line test
 in `World._near_pairs`; between shapes of like size the bounding circles do as well."""
 
+FACE_TEST_MIN_PAIRS = 32
+"""The face-line test runs when at least this many pairs qualify. It costs about 15 us however
+few they are (pyramid20's 20 ground pairs, none of them dropped), and a polygon pair it drops
+saves the colliders about 0.7 us (tumbler)."""
+
 
 class TileLayer(NamedTuple):
     """A tile map in a world: the map, its static body, and its collision filter."""
@@ -509,12 +514,14 @@ class World:
         apart -= reach_a + reach_b
         limit = margin + settings.LINEAR_SLOP
         near = apart <= limit
-        polygon = s.kind == POLYGON
-        for big, small, larger in ((pair_a, pair_b, reach_a > BIG_POLYGON_REACH * reach_b),
-                                   (pair_b, pair_a, reach_b > BIG_POLYGON_REACH * reach_a)):
-            rows = np.flatnonzero(larger & near & polygon[big])
-            if len(rows):
-                near[rows] = self._face_gaps(big[rows], small[rows], center, turn) <= limit[rows]
+        a_big = reach_a > BIG_POLYGON_REACH * reach_b
+        rows = np.flatnonzero(near & (a_big | (reach_b > BIG_POLYGON_REACH * reach_a)))
+        if len(rows) >= FACE_TEST_MIN_PAIRS:
+            a_big = a_big[rows]
+            big, small = np.where(a_big, pair_a[rows], pair_b[rows]), np.where(a_big, pair_b[rows], pair_a[rows])
+            polygon = np.flatnonzero(s.kind[big] == POLYGON)
+            rows, big, small = rows[polygon], big[polygon], small[polygon]
+            near[rows] = self._face_gaps(big, small, center, turn) <= limit[rows]
         near = np.flatnonzero(near)
         if len(near) == len(pair_a):
             return pair_a, pair_b, margin
