@@ -18,9 +18,9 @@ manifolds), whatever its size, so the layout is chosen to keep that number small
 * A manifold has four constraint rows, solved in this order (friction needs the normal
   impulse): the normal at point 0, the normal at point 1, friction at point 0, friction at
   point 1. A missing point's rows have zero mass and never carry an impulse.
-* Body velocities are one (3, N) block (vx, vy, w); a colour gathers the six velocities of its
-  manifolds in one `take` as (6, m) = (vx_a, vx_b, vy_a, vy_b, w_a, w_b) and writes them back
-  in one assignment.
+* Body velocities are one (3, N) block (vx, vy, w), copied to the solver's precision for a
+  pass; a colour gathers the six velocities of its manifolds in one `take` as (6, m) =
+  (vx_a, vx_b, vy_a, vy_b, w_a, w_b) and writes them back in one assignment.
 * `jacobian` J (4, 6, M) gives each row's relative velocity J[r] . u, and row impulses d
   change the velocities by M^-1 J^T d, with `inv_mass` (6, M) the diagonal of M^-1 (a small
   scene also keeps the product M^-1 J^T: see `_SMALL_SCENE`). `coupling` K = J M^-1 J^T
@@ -523,9 +523,10 @@ class ContactSolver:
         of colour sweeps; `_commit` adds what the pass changed to the float64 velocities.
 
         Why a copy: a colour's gathered velocities and its row arrays then have one type, and
-        a sweep saves a conversion and a mixed-type subtraction (about 1.5 us a colour, 70 us
-        a step on pyramid20, for four calls a pass). Only the change goes back, so a body no
-        contact touched keeps its float64 velocity exactly."""
+        a sweep saves a conversion and a mixed-type subtraction, for four calls a pass: a pass
+        over pyramid20 went from 0.098 to 0.092 ms, over the base-100 pyramid from 0.61 to
+        0.51 ms (with the peak impulses taken once a pass). Only the change goes back, so a
+        body no contact touched keeps its float64 velocity exactly."""
         np.copyto(self._velocity, body.velocity.reshape(-1))
         np.copyto(self._velocity_start, self._velocity)
         return self._velocity

@@ -501,7 +501,7 @@ class World:
 
         A polygon much larger than the other shape (a wall, the ground) is a poor circle, so
         those pairs also test the small shape's bounding circle against the polygon's face
-        lines (`_face_gaps`): in `tumbler` the four turning walls sent 1,490 pairs to the
+        lines (`_face_gaps`): in `tumbler` the four turning walls sent about 2,150 pairs to the
         colliders for about 100 manifolds."""
         margin = self._speculative_margins(pair_a, pair_b, dt)
         s, b = self._shapes, self._bodies
