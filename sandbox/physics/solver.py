@@ -267,7 +267,7 @@ class _Colour:
 
     def __init__(self, solver: "ContactSolver", colour: int, two_points: bool, work: np.ndarray) -> None:
         layout = solver.layout
-        run = self.run = slice(*layout.runs[colour])
+        run = slice(*layout.runs[colour])
         m = run.stop - run.start
         self.take = layout.run(solver.take, 6, colour).reshape(-1)
         self.jacobian, self.inv_mass = solver.jacobian[..., run], solver.inv_mass[:, run]
@@ -498,7 +498,7 @@ class ContactSolver:
         np.multiply(self.scale, np.maximum(separation, 0.0) * self.inv_h, out=self.push)
         self.leaking = False
 
-    def impulse_velocity(self, body: BodyState) -> np.ndarray:
+    def impulse_velocity(self) -> np.ndarray:
         """(3, N) the velocity change M^-1 J^T lam that the accumulated impulses give each body:
         the warm start of the first substep (summed over all contacts, so order does not matter).
 

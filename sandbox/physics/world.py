@@ -215,8 +215,7 @@ class World:
                 handle._row = int(remap[handle._row]) if handle._row >= 0 else -1
             handles[:] = [h for h in handles if h._row >= 0]
         self._manifolds.remap_shapes(shape_remap)
-        self._fat_pairs.reset()  # shape rows were renumbered
-        self._last_bounds = None  # the cached bounds are per shape row
+        self._forget_shape_caches()  # shape rows were renumbered
         self._colors.reset()  # body and shape rows were renumbered
         self.contacts = ContactSet.empty()
         self._bodies.awake[:] = True  # whatever it held up must fall; island ids were rows
@@ -266,8 +265,7 @@ class World:
                                    centroid=centroid, core=_core_radius(shape, centroid))
         handle = ShapeRef(self, srow, shape)
         self._shape_handles.append(handle)
-        self._fat_pairs.reset()  # the new shape has no fat box yet
-        self._last_bounds = None  # nor bounds
+        self._forget_shape_caches()  # the new shape has no fat box or bounds yet
         self._update_mass(row)
         return handle
 
@@ -302,8 +300,7 @@ class World:
             edge_convex=np.stack([tiles.convex_start, tiles.convex_end], axis=1))
         self._shape_handles.extend(ShapeRef(self, int(row), Segment(p, q)) for row, p, q in zip(rows, a, b))
         self._tilemaps.append((tiles, body, category, mask))
-        self._fat_pairs.reset()  # the new edges have no fat boxes yet
-        self._last_bounds = None  # nor bounds
+        self._forget_shape_caches()  # the new edges have no fat boxes or bounds yet
         return body
 
     @property
@@ -555,6 +552,12 @@ class World:
         closing += turning.take(pair_a) + turning.take(pair_b)
         return settings.SPECULATIVE_DISTANCE + np.minimum(closing, 2.0 * settings.MAX_LINEAR_SPEED) * dt
 
+    def _forget_shape_caches(self) -> None:
+        """Drop what is kept per shape row (fat boxes and their pairs, last bounds): call when
+        shapes are added or rows renumbered."""
+        self._fat_pairs.reset()
+        self._last_bounds = None
+
     def _current_bounds(self, grow: np.ndarray, turn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`shape_bounds(grow)`, recomputing only the shapes whose body moved or whose `grow`
         (S,) m changed since the last call, when those are few: a tile map's thousands of static
@@ -692,7 +695,7 @@ class World:
         solver = ContactSolver(contacts, bounds, centers, body, pivot_a, pivot_b, ground, h, contact_soft, static_soft,
                                self.contact_push_max_velocity, self.restitution_threshold, self._scratch)
         separation = solver.start_separation
-        warm = solver.impulse_velocity(body)
+        warm = solver.impulse_velocity()
         before = np.empty_like(velocity)
         for _ in range(self._substeps):
             body.velocity += dv
