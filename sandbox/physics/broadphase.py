@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .raw_numpy import indices
+
 _CELL_LIMIT = 1 << 20
 """Cell coordinates are clamped to +-2^20 so a (cx, cy) key packs into one int64."""
 
@@ -95,14 +97,14 @@ def _entry_pairs(key: np.ndarray, owner: np.ndarray, query: np.ndarray | None = 
     queried entry; `mine`: the positions of the queried entries, if known."""
     if query is None:
         # Pair every entry with every later entry of its run.
-        run_start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        run_start = indices(np.r_[True, key[1:] != key[:-1]])
         run_size = np.diff(np.r_[run_start, len(key)])
         later = np.repeat(run_start + run_size, run_size) - np.arange(len(key)) - 1
         p = np.repeat(np.arange(len(key)), later)
         return p, p + 1 + _offsets(later)
     # Pair every queried entry with every other entry of its run; a pair of two queried
     # entries is made from both ends, so keep it from the earlier one only.
-    mine = np.flatnonzero(query[owner]) if mine is None else mine
+    mine = indices(query[owner]) if mine is None else mine
     start = np.searchsorted(key, key[mine], side="left")
     others = np.searchsorted(key, key[mine], side="right") - start - 1
     p = np.repeat(mine, others)
@@ -122,7 +124,7 @@ def _overlapping(lower: np.ndarray, upper: np.ndarray, cell: float, key: np.ndar
     # of the 7.4 ms the base-100 pyramid needed, columns 0.9 ms.
     lx, ly = np.ascontiguousarray(lower[:, 0]), np.ascontiguousarray(lower[:, 1])
     ux, uy = np.ascontiguousarray(upper[:, 0]), np.ascontiguousarray(upper[:, 1])
-    hit = np.flatnonzero((lx[a] <= ux[b]) & (lx[b] <= ux[a]) & (ly[a] <= uy[b]) & (ly[b] <= uy[a]))
+    hit = indices((lx[a] <= ux[b]) & (lx[b] <= ux[a]) & (ly[a] <= uy[b]) & (ly[b] <= uy[a]))
     a, b, p = a[hit], b[hit], p[hit]
     corner_x = np.clip(np.floor(np.maximum(lx[a], lx[b]) / cell), -_CELL_LIMIT, _CELL_LIMIT).astype(np.int64)
     corner_y = np.clip(np.floor(np.maximum(ly[a], ly[b]) / cell), -_CELL_LIMIT, _CELL_LIMIT).astype(np.int64)
@@ -207,7 +209,7 @@ class FatPairs:
             # last axis of 2 is slow (0.27 ms against 0.03 ms for the 5051 boxes of the
             # base-100 pyramid), and this needs no np.unique of flat positions either.
             out = (lower < self.lower) | (upper > self.upper)
-            escaped = np.flatnonzero(out.view(np.uint16)[:, 0])
+            escaped = indices(out.view(np.uint16)[:, 0])
             if len(escaped) == 0:
                 return self.i, self.j
         self.lower[escaped] = lower[escaped] - margin[escaped, None]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .raw_numpy import indices
+
 
 RECOLOR_INTERVAL = 8
 """Steps. Kept colours drift: new contacts fill whatever colours their bodies leave free, and
@@ -97,10 +99,10 @@ class ColorMemory:
         joined = dynamic.copy()  # solved now, not last step (bodies created since were not)
         joined[: len(self._dynamic)] &= ~self._dynamic
         colors[joined[body_a] | joined[body_b] | (colors >= MAX_KEPT_COLORS)] = -1
-        new = np.flatnonzero(colors < 0)
+        new = indices(colors < 0)
         if len(new):
             used = np.zeros(n + 1, dtype=np.uint64)  # slot n: the non-dynamic bodies, never read
-            old = np.flatnonzero(colors >= 0)
+            old = indices(colors >= 0)
             bits = np.left_shift(np.uint64(1), colors[old].astype(np.uint64))
             np.bitwise_or.at(used, np.where(dynamic[body_a[old]], body_a[old], n), bits)
             np.bitwise_or.at(used, np.where(dynamic[body_b[old]], body_b[old], n), bits)

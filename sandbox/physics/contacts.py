@@ -13,6 +13,7 @@ import numpy as np
 
 from .manifold import collide_shapes
 from .one_sided import filter_one_sided
+from .raw_numpy import indices
 
 _SHAPE_BITS = 24
 MAX_SHAPES = 1 << _SHAPE_BITS
@@ -109,7 +110,7 @@ def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
     filter_one_sided(batch, shapes, pair_a, pair_b, pos, rot)
     # Keep the pairs that produced points; when all did (a resting stack), keep the arrays.
     touching = batch.valid[:, 0]
-    rows = slice(None) if touching.all() else np.flatnonzero(touching)
+    rows = slice(None) if touching.all() else indices(touching)
     a, b = pair_a[rows], pair_b[rows]
     ba, bb = body_of[a], body_of[b]
     m = len(a)

@@ -49,6 +49,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .raw_numpy import indices
 from .settings import LINEAR_SLOP, REFERENCE_FACE_TOLERANCE, SPECULATIVE_DISTANCE
 from .shapes import CIRCLE, POLYGON, Shape, padded_geometry, shape_kind
 from .vec import dot, rotate
@@ -171,7 +172,7 @@ def _finish(normal: np.ndarray, points: np.ndarray, depths: np.ndarray, ids: np.
     valid (2, P) by slot), into a world-frame batch: pack valid points first (in place) and
     zero the rest."""
     # Only [invalid, valid] needs a move, and it is rare (the lower point alone clipped away).
-    moved = np.flatnonzero(valid[1] & ~valid[0])
+    moved = indices(valid[1] & ~valid[0])
     if len(moved):
         points[:, 0, moved] = points[:, 1, moved]
         depths[0, moved] = depths[1, moved]
@@ -637,7 +638,7 @@ def _collide_polygons(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, s
     # Only shapes clearly apart can meet corner to corner (Box2D); touching shapes get the
     # clipper's face contact, and the vertex-vertex normal could not be normalised safely.
     # A vertex-vertex manifold is one point, in slot 0.
-    apart = np.flatnonzero(separation > VERTEX_CONTACT_GAP)
+    apart = indices(separation > VERTEX_CONTACT_GAP)
     if len(apart):
         ends, flip = choice.ends[..., apart], choice.flip[apart]
         corner = _vertex_vertex(np.where(flip, ends[:, 2:], ends[:, :2]), np.where(flip, ends[:, :2], ends[:, 2:]),
@@ -741,7 +742,7 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
     out = None
     for mask, collider in ((poly_a & poly_b, polygons), (circle_a & circle_b, circles),
                            (poly_a & circle_b, polygon_circle), (circle_a & poly_b, circle_polygon)):
-        r = np.flatnonzero(mask)
+        r = indices(mask)
         if len(r) == count:
             # A batch of one pair type (a box stack, a rain of balls) needs no scattering.
             return collider(slice(None))

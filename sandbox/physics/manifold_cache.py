@@ -33,6 +33,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .contacts import ContactSet, find_manifolds, look_up, pair_keys, pair_shapes
+from .raw_numpy import indices
 from .vec import as_complex
 
 
@@ -113,7 +114,7 @@ class ManifoldCache:
             # Any point of B within `extent` of its origin moved by at most |d offset| + |d turn| extent.
             moved = np.abs(offset - kept.offset[at]) + np.abs(angle[b] - angle[a] - kept.turn[at]) * kept.extent[at]
             reuse = found & (moved <= tolerance)
-        fresh = np.flatnonzero(~reuse)
+        fresh = indices(~reuse)
         new = find_manifolds(shapes, body, pos, rot, pair_a[fresh], pair_b[fresh], margin[fresh])
         still = kept.take(at[reuse])
         old = self._rebuild(shapes, still, origin, turn, pair_a[reuse], pair_b[reuse])
@@ -156,7 +157,7 @@ class ManifoldCache:
         if resting is None or len(kept.keys) == 0:
             return _Kept.empty()
         a, b = pair_shapes(kept.keys)
-        return kept.take(np.flatnonzero(resting[a] & resting[b]))
+        return kept.take(indices(resting[a] & resting[b]))
 
     @staticmethod
     def _rebuild(shapes, kept: _Kept, origin: np.ndarray, turn: np.ndarray, a: np.ndarray, b: np.ndarray) -> ContactSet:

@@ -1,4 +1,4 @@
-"""NumPy's C entry points for two functions whose Python wrappers cost more than the work.
+"""NumPy's C entry points for functions whose Python wrappers cost more than the work.
 
 The solver's colour sweeps make thousands of calls a step on arrays of a hundred or so
 entries, where a microsecond a call is a tenth of the step. These are the same functions
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["clip", "einsum"]
+__all__ = ["clip", "einsum", "indices"]
 
 try:
     from numpy._core.multiarray import c_einsum as einsum
@@ -28,3 +28,9 @@ except ImportError:  # NumPy 1.x
 """The clip ufunc (lo, hi broadcast; output by position): one call for a clamp to [lo, hi].
 0.44 us on 140 entries, against 0.64 us for a maximum and a minimum; np.clip's wrapper costs
 more than the clamp itself."""
+
+
+def indices(mask: np.ndarray) -> np.ndarray:
+    """The positions of the true entries of a 1-D array: np.flatnonzero without its two Python
+    wrappers (0.74 against 1.59 us for 1,180 entries; the step calls it about 15 times)."""
+    return mask.nonzero()[0]

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contacts import ContactSet
-from .raw_numpy import clip as _clip, einsum as _einsum
+from .raw_numpy import clip as _clip, einsum as _einsum, indices
 from .vec import as_complex
 
 @dataclass(frozen=True)
@@ -106,6 +106,7 @@ class Scratch:
 
     def __init__(self) -> None:
         self._buffers: dict[str, np.ndarray] = {}
+        self._views: dict[str, tuple[tuple[int, ...], type, np.ndarray]] = {}
         self.generation = 0
         """Counts the buffers made: views into the buffers stay valid while it is unchanged."""
         self.colours: tuple[tuple, list] = ((), [])
@@ -115,13 +116,19 @@ class Scratch:
 
     def get(self, name: str, shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
         """An array of `shape` and `dtype`, reusing the buffer called `name` (grown by a
-        quarter when too small, so a slowly growing scene does not reallocate every step)."""
+        quarter when too small, so a slowly growing scene does not reallocate every step). The
+        last view of each name is kept: a scene of steady size gets it back in one look-up."""
+        view = self._views.get(name)
+        if view is not None and view[0] == shape and view[1] is dtype:
+            return view[2]
         size = math.prod(shape)
         buffer = self._buffers.get(name)
         if buffer is None or buffer.size < size or buffer.dtype != dtype:
             buffer = self._buffers[name] = np.empty(size + size // 4, dtype)
             self.generation += 1
-        return buffer[:size].reshape(shape)
+        array = buffer[:size].reshape(shape)
+        self._views[name] = (shape, dtype, array)
+        return array
 
 
 F = np.float32
@@ -182,13 +189,14 @@ class ColourMajor:
     care about the order, as long as every operand is in it.
 
     `bounds[c]:bounds[c + 1]` are the manifolds of colour c, as for `ContactSolver`; `orders`
-    holds the index arrays of a small scene (see `block` and `spread`), kept by the caller
+    holds the index arrays of a small scene (see `block`, `spread`, `unblock`), kept by the caller
     while `bounds` stays the same, or is None."""
 
     def __init__(self, bounds: np.ndarray, orders: dict | None = None) -> None:
         self.bounds = bounds
-        self.runs = [(int(s), int(e)) for s, e in zip(bounds[:-1], bounds[1:])]
-        self._count = int(bounds[-1])
+        ends = bounds.tolist()
+        self.runs = list(zip(ends[:-1], ends[1:]))
+        self._count = ends[-1]
         self._orders = orders
 
     def _order(self, rows: int) -> np.ndarray:
@@ -245,7 +253,13 @@ class ColourMajor:
         return out
 
     def unblock(self, flat: np.ndarray, rows: int) -> np.ndarray:
-        """The colour-major `flat` (rows M,) as a row-major (rows, M) array."""
+        """The colour-major `flat` (rows M,) as a row-major (rows, M) array (a small scene:
+        one `take` through a kept index)."""
+        if self._orders is not None:
+            back = self._orders.get(("back", rows))
+            if back is None:  # the inverse permutation of `_order(rows)`
+                back = self._orders[("back", rows)] = np.argsort(self._order(rows))
+            return flat.take(back).reshape(rows, self._count)
         out = np.empty((rows, self._count), flat.dtype)
         for s, e in self.runs:
             out[:, s:e] = flat[rows * s: rows * e].reshape(rows, e - s)
@@ -496,7 +510,7 @@ class ContactSolver:
         np.copyto(self.scale, self.mass_scale)
         # Points still apart are few in a pile: patching them by index beats three masked
         # copies (0.17 against 0.21 ms a call, stepping the base-100 pyramid).
-        ahead = np.flatnonzero(separation > 0.0)
+        ahead = indices(separation > 0.0)
         if len(ahead):
             bias[ahead] = separation[ahead] * self.inv_h
             self.leak[ahead] = 0.0
