@@ -355,6 +355,8 @@ class ContactSolver:
                  ground: np.ndarray, h: float, contact_soft: Softness, static_soft: Softness,
                  push_max_velocity: float, restitution_threshold: float, scratch: Scratch | None = None) -> None:
         scratch = scratch or Scratch()
+        if not body.velocity.flags.c_contiguous:
+            raise ValueError("BodyState.velocity must be C-contiguous (the sweeps write through a flat view)")
         self.contacts = contacts
         self.inv_h, self.push_max, self.threshold = 1.0 / h, push_max_velocity, restitution_threshold
         a, b = contacts.body_a, contacts.body_b
@@ -561,8 +563,7 @@ class ContactSolver:
     def _commit(self, body: BodyState) -> None:
         """Add the change of the working velocities since `_working_velocity` to the bodies'."""
         change = np.subtract(self._velocity, self._velocity_start, out=self._velocity_start)
-        velocity = body.velocity.reshape(-1)
-        assert np.shares_memory(velocity, body.velocity), "BodyState.velocity must be C-contiguous"
+        velocity = body.velocity.reshape(-1)  # a view: checked C-contiguous in __init__
         np.add(velocity, change, out=velocity)
 
     def solve(self, body: BodyState) -> None:
