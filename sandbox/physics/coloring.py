@@ -116,15 +116,18 @@ class ColorMemory:
         if len(new) < len(colors) and (count > self._count or self._age >= RECOLOR_INTERVAL):
             # Kept colours drift above what a fresh pass needs; try one unless the count is
             # already the least possible (the most contacts on one dynamic body).
+            self._age = 0
             ends = np.concatenate([body_a[dynamic[body_a]], body_b[dynamic[body_b]]])
             if count > np.bincount(ends).max(initial=0):
-                self._age = 0
                 fresh = color_constraints(body_a, body_b, dynamic)
                 if fresh.max() + 1 < count:
                     colors, count = fresh, int(fresh.max()) + 1
         self._count = count
         self._dynamic = dynamic.copy()
         return colors
+
+
+_INT16_MAX = 32767
 
 
 def color_order(colors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -136,8 +139,8 @@ def color_order(colors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # A stable sort keeps ties in index order. Of 16-bit integers it is a radix sort: 0.08 ms
     # for the 14,950 contacts of the base-100 pyramid, against 0.67 ms for an argsort of
     # colour * M + index (the same order).
-    small = colors.astype(np.int16) if len(counts) <= np.iinfo(np.int16).max else colors
-    order = np.argsort(small, kind="stable")
+    small = colors.astype(np.int16) if len(counts) <= _INT16_MAX else colors
+    order = small.argsort(kind="stable")
     bounds = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=bounds[1:])
+    counts.cumsum(out=bounds[1:])
     return order, bounds

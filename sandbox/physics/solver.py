@@ -219,7 +219,7 @@ class ColourMajor:
         per colour and part: no index array to build or stream (a `take` through one cost the
         base-100 pyramid about 0.5 ms a step), but 6 to 18 calls where a take is one (pyramid20:
         about 40 us a step)."""
-        r = sum(len(part) for part in parts)
+        r = len(parts[0]) if len(parts) == 1 else sum(len(part) for part in parts)
         if out is None:
             out = np.empty(r * self._count, dtype or parts[0].dtype)
         if self._orders is not None:
@@ -397,7 +397,7 @@ class ContactSolver:
         gather[0, 0], gather[0, 1] = a, b
         np.add(gather[0], n_body, out=gather[1])
         np.add(gather[0], 2 * n_body, out=gather[2])
-        gather = gather.reshape(6, m)
+        gather = self._gather = gather.reshape(6, m)
         masses = np.concatenate([body.inv_mass, body.inv_mass, body.inv_inertia]).astype(F)
         self.inv_mass = masses.take(gather, out=scratch.get("inverse mass", (6, m), F), mode="clip")
         self.coupling = _coupling(jacobian, self.inv_mass, scratch)
@@ -438,11 +438,12 @@ class ContactSolver:
         """(2 M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
         self._rows, self._turned = np.empty((2, m)), np.empty((2, m), np.complex128)
         self._separation, self._bias = np.empty(2 * m), np.empty(2 * m)
-        ground = layout.spread(ground)
-        soft = [np.where(ground, s, c) for s, c in zip(
-            (static_soft.bias_rate, static_soft.mass_scale, static_soft.impulse_scale),
-            (contact_soft.bias_rate, contact_soft.mass_scale, contact_soft.impulse_scale))]
-        self.bias_rate, mass_scale, impulse_scale = soft
+        # Each point's softness (bias rate, mass scale, impulse scale): one gather from a table
+        # of the two kinds, by whether its manifold touches the ground.
+        table = np.array([[contact_soft.bias_rate, static_soft.bias_rate],
+                          [contact_soft.mass_scale, static_soft.mass_scale],
+                          [contact_soft.impulse_scale, static_soft.impulse_scale]])
+        self.bias_rate, mass_scale, impulse_scale = table.take(layout.spread(ground.view(np.int8)), axis=1)
         self.normal_mass = layout.block(self.mass[:2])
         self.mass_scale, self.impulse_scale = mass_scale.astype(F), impulse_scale.astype(F)
         # Every array the colour views below point into comes from the scratch, so a step
@@ -537,15 +538,12 @@ class ContactSolver:
         (see `World._solve`): an O(N) subtraction instead of an O(M) einsum and three
         bincounts. The base-100 pyramid's warm starts went from 4 x 0.65 ms to one 0.45 ms sum
         and four subtractions of about 0.02 ms a step."""
-        change = np.zeros((3, self.n_body))
         if len(self.a) == 0:
-            return change
+            return np.zeros((3, self.n_body))
         impulse = np.concatenate([self.layout.unblock(self.normal_impulse, 2), self.layout.unblock(self.tangent_impulse, 2)])
-        per_point = (np.einsum("rkm,rm->km", self.jacobian, impulse) * self.inv_mass).reshape(3, -1)
-        index = np.concatenate([self.a, self.b])
-        for component in range(3):
-            change[component] = np.bincount(index, per_point[component], self.n_body)
-        return change
+        per_point = np.einsum("rkm,rm->km", self.jacobian, impulse) * self.inv_mass
+        # Summed per body by the same flat (3 N,) indices the sweeps gather with.
+        return np.bincount(self._gather.reshape(-1), per_point.reshape(-1), 3 * self.n_body).reshape(3, -1)
 
     def _working_velocity(self, body: BodyState) -> np.ndarray:
         """The bodies' velocities as a flat (3 N,) array in the solver's precision, for a pass
