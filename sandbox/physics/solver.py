@@ -150,6 +150,11 @@ solver trades memory for calls:
 Above it the extra arrays no longer fit the caches with the rest: the base-100 pyramid (15,000
 manifolds) stepped about 0.5 ms slower with M^-1 J^T."""
 
+_LINEAR_COMPONENT = np.array([[0, 0, 1, 1], [0, 0, 1, 1], [1, 1, 0, 0], [1, 1, 0, 0]])
+_LINEAR_SIGN = np.array([[-1, 1, -1, 1], [-1, 1, -1, 1], [-1, 1, 1, -1], [-1, 1, 1, -1]], F)[..., None]
+"""The linear Jacobian entries (vx_a, vx_b, vy_a, vy_b) of each row, as a sign times n.x (0)
+or n.y (1): -n, n for the normal rows, -t, t with t = (n.y, -n.x) for the friction rows."""
+
 _FAR = 1.0e6
 """m. Separation given to the empty second point of a one-point manifold."""
 
@@ -378,14 +383,7 @@ class ContactSolver:
         valid = np.ascontiguousarray(contacts.valid.T)
         jacobian = scratch.get("jacobian", (4, 6, m), F)  # every entry is written below
         normal, tangent = jacobian[:2], jacobian[2:]
-        np.negative(n.real, out=normal[0, 0])
-        np.negative(n.imag, out=normal[0, 2])
-        np.negative(n.imag, out=tangent[0, 0])
-        np.copyto(tangent[0, 2], n.real)
-        for rows in (normal, tangent):
-            np.negative(rows[0, 0], out=rows[0, 1])
-            np.negative(rows[0, 2], out=rows[0, 3])
-            rows[1, :4] = rows[0, :4]
+        np.multiply(contacts.normal.T.take(_LINEAR_COMPONENT, axis=0), _LINEAR_SIGN, out=jacobian[:, :4])
         np.copyto(normal[:, 4], arm_a.imag)
         np.negative(arm_b.imag, out=normal[:, 5])
         np.copyto(tangent[:, 4], arm_a.real)
