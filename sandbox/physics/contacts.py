@@ -78,7 +78,7 @@ class ContactSet:
 
     @property
     def point_count(self) -> int:
-        return int(self.valid.sum())
+        return int(np.count_nonzero(self.valid))
 
     def reorder(self, order: np.ndarray) -> None:
         """Permute the manifolds (the solver wants each colour contiguous)."""
