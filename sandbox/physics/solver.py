@@ -150,10 +150,10 @@ solver trades memory for calls:
 Above it the extra arrays no longer fit the caches with the rest: the base-100 pyramid (15,000
 manifolds) stepped about 0.5 ms slower with M^-1 J^T."""
 
-_LINEAR_COMPONENT = np.array([[0, 0, 1, 1], [0, 0, 1, 1], [1, 1, 0, 0], [1, 1, 0, 0]])
-_LINEAR_SIGN = np.array([[-1, 1, -1, 1], [-1, 1, -1, 1], [-1, 1, 1, -1], [-1, 1, 1, -1]], F)[..., None]
-"""The linear Jacobian entries (vx_a, vx_b, vy_a, vy_b) of each row, as a sign times n.x (0)
-or n.y (1): -n, n for the normal rows, -t, t with t = (n.y, -n.x) for the friction rows."""
+_LINEAR_ENTRY = np.array([[2, 0, 3, 1], [2, 0, 3, 1], [3, 1, 0, 2], [3, 1, 0, 2]])
+"""The linear Jacobian entries (vx_a, vx_b, vy_a, vy_b) of each row, as rows of the table (n.x,
+n.y, -n.x, -n.y): -n, n for the normal rows, -t, t with t = (n.y, -n.x) for the friction rows
+(one gather where filling them took ten calls)."""
 
 _FAR = 1.0e6
 """m. Separation given to the empty second point of a one-point manifold."""
@@ -164,17 +164,15 @@ def _coupling(jacobian: np.ndarray, inv_mass: np.ndarray, scratch: Scratch) -> n
 
     The linear part of K[r, s] is (1/mA + 1/mB)(dir_r . dir_s): that sum for two rows of the
     same direction (both normal or both tangent), zero across (n . t = 0). The angular part is
-    cA_r cA_s / IA + cB_r cB_s / IB with the angular Jacobian entries c. Two broadcast
-    products fill all 16 entries in 7 calls; the 10 entries the solve reads, one by one, took
-    36 calls: 19 against 34 us for pyramid20's 600 manifolds, 142 against 120 us for 15,000
-    (and a (4, 4, M) einsum over all six terms 550 us)."""
+    cA_r cA_s / IA + cB_r cB_s / IB with the angular Jacobian entries c: one einsum over the two
+    angular columns. 15 against 24 us for pyramid20's 590 manifolds, 104 against 128 us for
+    15,000, than two broadcast outer products and their sum (and the 10 entries the solve
+    reads, one by one, took 36 calls)."""
     m = jacobian.shape[2]
     coupling = scratch.get("coupling", (4, 4, m), F)
-    angular_b = scratch.get("coupling product", (4, 4, m), F)
-    ca, cb = jacobian[:, 4], jacobian[:, 5]
-    np.multiply((ca * inv_mass[4])[:, None], ca[None], out=coupling)
-    np.multiply((cb * inv_mass[5])[:, None], cb[None], out=angular_b)
-    coupling += angular_b
+    angular = jacobian[:, 4:]
+    weighted = np.multiply(angular, inv_mass[4:], out=scratch.get("coupling product", (4, 2, m), F))
+    _einsum("rkm,skm->rsm", angular, weighted, out=coupling)
     linear = inv_mass[0] + inv_mass[1]
     coupling[:2, :2] += linear
     coupling[2:, 2:] += linear
@@ -383,7 +381,10 @@ class ContactSolver:
         valid = np.ascontiguousarray(contacts.valid.T)
         jacobian = scratch.get("jacobian", (4, 6, m), F)  # every entry is written below
         normal, tangent = jacobian[:2], jacobian[2:]
-        np.multiply(contacts.normal.T.take(_LINEAR_COMPONENT, axis=0), _LINEAR_SIGN, out=jacobian[:, :4])
+        signed = np.empty((4, m), F)  # n.x, n.y, -n.x, -n.y
+        signed[:2] = contacts.normal.T
+        np.negative(signed[:2], out=signed[2:])
+        jacobian[:, :4] = signed[_LINEAR_ENTRY]
         np.copyto(normal[:, 4], arm_a.imag)
         np.negative(arm_b.imag, out=normal[:, 5])
         np.copyto(tangent[:, 4], arm_a.real)
