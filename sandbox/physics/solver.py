@@ -8,7 +8,7 @@ removes the push-out velocity so nothing is launched.
 
 Constraints are solved one graph colour at a time. Within a colour no dynamic body repeats, so
 gathering the body velocities, updating them and scattering them back is an exact Gauss-Seidel
-sweep over that colour. A colour pass is a fixed number of NumPy calls (about 30 for two-point
+sweep over that colour. A colour pass is a fixed number of NumPy calls (about 23 for two-point
 manifolds), whatever its size, so the layout is chosen to keep that number small:
 
 * Every per-manifold array keeps the manifold index last, so a colour is a contiguous run and
@@ -27,6 +27,9 @@ manifolds), whatever its size, so the layout is chosen to keep that number small
   (4, 4, M) tells how an impulse on row s changes the speed of row r. The rows are solved one
   after the other within a manifold, as Box2D does, and K updates the later rows' speeds
   (sp[r] += K[r, s] d[s]) without touching the body velocities in between.
+* The sweeps work on each row's speed times its mass (`row_jacobian` = mass J, and K's rows
+  scaled alike), so a row's impulse change is that speed plus constants: one `clip` for a
+  friction row, one addition and one `minimum` for a relax normal row.
 """
 
 from __future__ import annotations
