@@ -101,7 +101,7 @@ class ManifoldCache:
         kept = self._kept
         rest = self._resting(kept, resting)
         if len(pair_a) == 0:  # everything asleep or apart
-            self._kept, self._slots, self.reused = rest or _Kept.empty(), np.zeros(0, np.int64), 0
+            self._kept, self._slots, self.reused = _Kept.empty() if rest is None else rest, np.zeros(0, np.int64), 0
             return ContactSet.empty()
         body = shapes.body
         origin, turn = as_complex(pos), as_complex(rot)  # views
@@ -135,8 +135,10 @@ class ManifoldCache:
         self.reused = len(old)
         # Nothing downstream needs one global order (the solver sorts by colour anyway), and
         # this one is deterministic.
-        if new is None or len(old) == 0 or len(new) == 0:
-            return old if new is None or len(new) == 0 else new
+        if new is None or len(new) == 0:
+            return old
+        if len(old) == 0:
+            return new
         return ContactSet(*(np.concatenate([getattr(new, f.name), getattr(old, f.name)]) for f in fields(ContactSet)))
 
     def store(self, contacts: ContactSet, order: np.ndarray) -> None:
