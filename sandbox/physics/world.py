@@ -566,7 +566,7 @@ class World:
         self._last_bounds = None
         self._vertices = None
 
-    def _current_bounds(self, grow: np.ndarray, turn: np.ndarray, most_move: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def _current_bounds(self, grow: np.ndarray, turn: np.ndarray, most_move: bool) -> tuple[np.ndarray, np.ndarray]:
         """`shape_bounds(grow)`, recomputing only the shapes whose body moved or whose `grow`
         (S,) m changed since the last call, when those are few: a tile map's thousands of static
         edges, or a sleeping pile, are not transformed again every step. Measured with 14,086
