@@ -110,16 +110,20 @@ def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
     filter_one_sided(batch, shapes, pair_a, pair_b, pos, rot)
     # Keep the pairs that produced points; when all did (a resting stack), keep the arrays.
     touching = batch.valid[:, 0]
-    rows = slice(None) if touching.all() else indices(touching)
-    a, b = pair_a[rows], pair_b[rows]
-    ba, bb = body_of[a], body_of[b]
+    if touching.all():
+        a, b, normal, points, depths, ids, valid = (pair_a, pair_b, batch.normal, batch.points, batch.depths,
+                                                    batch.ids, batch.valid)
+    else:  # gathers by `take`, not fancy indexing (see `reorder`)
+        rows = indices(touching)
+        a, b, normal, points, depths, ids, valid = (
+            values.take(rows, axis=0) for values in (pair_a, pair_b, batch.normal, batch.points, batch.depths,
+                                                     batch.ids, batch.valid))
+    ba, bb = body_of.take(a), body_of.take(b)
     m = len(a)
     zeros2 = np.zeros((m, 2))
     return ContactSet(
-        shape_a=a, shape_b=b, body_a=ba, body_b=bb,
-        normal=batch.normal[rows], points=batch.points[rows], depths=batch.depths[rows],
-        ids=batch.ids[rows], valid=batch.valid[rows],
-        friction=np.sqrt(shapes.friction[a] * shapes.friction[b]),
-        restitution=np.maximum(shapes.restitution[a], shapes.restitution[b]),
+        shape_a=a, shape_b=b, body_a=ba, body_b=bb, normal=normal, points=points, depths=depths, ids=ids, valid=valid,
+        friction=np.sqrt(shapes.friction.take(a) * shapes.friction.take(b)),
+        restitution=np.maximum(shapes.restitution.take(a), shapes.restitution.take(b)),
         persisted=np.zeros((m, 2), bool), normal_impulse=zeros2, tangent_impulse=zeros2.copy(),
         max_normal_impulse=zeros2.copy(), color=np.zeros(m, np.int64))

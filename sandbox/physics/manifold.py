@@ -49,7 +49,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .raw_numpy import indices
+from .raw_numpy import indices, whole_rows
 from .settings import LINEAR_SLOP, REFERENCE_FACE_TOLERANCE, SPECULATIVE_DISTANCE
 from .shapes import CIRCLE, POLYGON, Shape, padded_geometry, shape_kind
 from .vec import dot, rotate
@@ -719,19 +719,19 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
 
     def circles(r):
         a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
-        return collide_circles(shapes.verts[a, 0], shapes.radius.take(a), pos_a, rot_a,
-                               shapes.verts[b, 0], shapes.radius.take(b), pos_b, rot_b, margin[r])
+        return collide_circles(shapes.verts[:, 0].take(a, axis=0), shapes.radius.take(a), pos_a, rot_a,
+                               shapes.verts[:, 0].take(b, axis=0), shapes.radius.take(b), pos_b, rot_b, margin[r])
 
     def polygon_circle(r):
         a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
         return collide_polygon_circle(shapes.verts.take(a, axis=0), shapes.norms.take(a, axis=0),
-                                      shapes.count.take(a), pos_a, rot_a, shapes.verts[b, 0],
+                                      shapes.count.take(a), pos_a, rot_a, shapes.verts[:, 0].take(b, axis=0),
                                       shapes.radius.take(b), pos_b, rot_b, margin[r])
 
     def circle_polygon(r):
         a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
         return _negated(collide_polygon_circle(shapes.verts.take(b, axis=0), shapes.norms.take(b, axis=0),
-                                               shapes.count.take(b), pos_b, rot_b, shapes.verts[a, 0],
+                                               shapes.count.take(b), pos_b, rot_b, shapes.verts[:, 0].take(a, axis=0),
                                                shapes.radius.take(a), pos_a, rot_a, margin[r]))
 
     def polygons(r):
@@ -771,11 +771,8 @@ def collide_pairs(kind_a: np.ndarray, verts_a: np.ndarray, norms_a: np.ndarray,
 
 
 def _scatter(out: ManifoldBatch, rows: np.ndarray, batch: ManifoldBatch) -> None:
-    out.normal[rows] = batch.normal
-    out.points[rows] = batch.points
-    out.depths[rows] = batch.depths
-    out.ids[rows] = batch.ids
-    out.valid[rows] = batch.valid
+    for name in ("normal", "points", "depths", "ids", "valid"):
+        whole_rows(getattr(out, name))[rows] = whole_rows(np.ascontiguousarray(getattr(batch, name)))
 
 
 # ----------------------------------------------------------------------------- one pair

@@ -215,13 +215,15 @@ class ManifoldCache:
         n = new.normal[:, 0] + 1j * new.normal[:, 1]
         mid = new.points[..., 0] + 1j * new.points[..., 1]
         half = 0.5 * new.depths * n[:, None]
-        inv_a, inv_b = turn[a].conj(), turn[b].conj()
-        extent = np.hypot(*shapes.centroid[new.shape_b].T) + shapes.reach[new.shape_b]
+        # Gathers by `take`, not fancy indexing (see `ContactSet.reorder`).
+        inv_a, inv_b = turn.take(a).conj(), turn.take(b).conj()
+        origin_a, origin_b = origin.take(a), origin.take(b)
+        extent = np.abs(as_complex(shapes.centroid).take(new.shape_b)) + shapes.reach.take(new.shape_b)
         fresh = _Kept(
-            keys=pair_keys(new.shape_a, new.shape_b), offset=(origin[b] - origin[a]) * inv_a,
-            turn=angle[b] - angle[a], extent=extent, normal=inv_a * n,
-            anchor_a=inv_a[:, None] * (mid + half - origin[a, None]),
-            anchor_b=inv_b[:, None] * (mid - half - origin[b, None]), ids=new.ids, valid=new.valid,
+            keys=pair_keys(new.shape_a, new.shape_b), offset=(origin_b - origin_a) * inv_a,
+            turn=angle.take(b) - angle.take(a), extent=extent, normal=inv_a * n,
+            anchor_a=inv_a[:, None] * (mid + half - origin_a[:, None]),
+            anchor_b=inv_b[:, None] * (mid - half - origin_b[:, None]), ids=new.ids, valid=new.valid,
             normal_impulse=np.zeros((len(new), 2)), tangent_impulse=np.zeros((len(new), 2)),
             color=new.color)
         parts = (fresh, reused, rest)
@@ -243,8 +245,8 @@ def _carry_over(new: ContactSet, kept: _Kept, warm: bool) -> None:
     new.color[found] = kept.color[at[found]]
     if not warm:
         return
-    ids, valid = kept.ids[at], kept.valid[at] & found[:, None]
-    normal, tangent = kept.normal_impulse[at], kept.tangent_impulse[at]
+    ids, valid = kept.ids.take(at, axis=0), kept.valid.take(at, axis=0) & found[:, None]
+    normal, tangent = kept.normal_impulse.take(at, axis=0), kept.tangent_impulse.take(at, axis=0)
     new.persisted = np.zeros((len(new), 2), bool)
     for k in (0, 1):
         same = valid[:, k, None] & (ids[:, k, None] == new.ids) & new.valid

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .manifold import ManifoldBatch
+from .raw_numpy import indices
 from .vec import cross, dot, rotate
 
 FACE_TOLERANCE = 1.0e-6
@@ -36,21 +37,22 @@ def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: n
     `shapes` is the world's shape table (columns `one_sided`, `verts`, `norms`, `centroid`,
     `edge_neighbors`, `edge_convex`, `body`); `pos`, `rot` (N, 2) body origins and (cos, sin).
     """
-    edge_a, edge_b = shapes.one_sided[pair_a], shapes.one_sided[pair_b]
-    rows = np.flatnonzero(edge_a ^ edge_b)
+    edge_a, edge_b = shapes.one_sided.take(pair_a), shapes.one_sided.take(pair_b)
+    rows = indices(edge_a ^ edge_b)
     if len(rows) == 0:
         return
     first = edge_a[rows]
     edge = np.where(first, pair_a[rows], pair_b[rows])
     other = np.where(first, pair_b[rows], pair_a[rows])
     sign = np.where(first, 1.0, -1.0)[:, None]
-    normal = batch.normal[rows] * sign  # from the edge towards the other shape
+    # Rows gathered by `take`, several times faster than fancy indexing of (R, 2) rows.
+    normal = batch.normal.take(rows, axis=0) * sign  # from the edge towards the other shape
 
-    be, bo = shapes.body[edge], shapes.body[other]
-    re = rot[be]
-    a = pos[be] + rotate(re, shapes.verts[edge, 0])
-    n = rotate(re, shapes.norms[edge, 0])
-    centroid = pos[bo] + rotate(rot[bo], shapes.centroid[other])
+    be, bo = shapes.body.take(edge), shapes.body.take(other)
+    re = rot.take(be, axis=0)
+    a = pos.take(be, axis=0) + rotate(re, shapes.verts[:, 0].take(edge, axis=0))
+    n = rotate(re, shapes.norms[:, 0].take(edge, axis=0))
+    centroid = pos.take(bo, axis=0) + rotate(rot.take(bo, axis=0), shapes.centroid.take(other, axis=0))
 
     behind = dot(centroid - a, n) < 0.0
     face = dot(normal, n) >= 1.0 - FACE_TOLERANCE

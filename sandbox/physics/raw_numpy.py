@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["clip", "einsum", "indices"]
+__all__ = ["clip", "einsum", "indices", "whole_rows"]
 
 try:
     from numpy._core.multiarray import c_einsum as einsum
@@ -34,3 +34,14 @@ def indices(mask: np.ndarray) -> np.ndarray:
     """The positions of the true entries of a 1-D array: np.flatnonzero without its two Python
     wrappers (0.74 against 1.59 us for 1,180 entries; the step calls it about 15 times)."""
     return mask.nonzero()[0]
+
+
+def whole_rows(array: np.ndarray) -> np.ndarray:
+    """A 1-D view of a C-contiguous array with each row (everything after the first axis) as
+    one opaque element, so indexing and assigning by row positions moves whole rows as on a
+    1-D array: scattering 1,700 rows of a contact batch's five (P, 2) and (P, 2, 2) fields
+    took 21 against 88 us by fancy assignment of the rows themselves."""
+    if not array.flags.c_contiguous:  # a reshaped copy would take the assignments
+        raise ValueError("whole_rows needs a C-contiguous array")
+    flat = array.reshape(len(array), -1)
+    return flat.view(np.dtype((np.void, flat.itemsize * flat.shape[1])))[:, 0]

@@ -530,10 +530,13 @@ class World:
         other inside its circle; a segment's two faces are its line seen from both sides.)
         `center`: (S,) complex world centroids of all shapes."""
         s, b = self._shapes, self._bodies
-        body = s.body[polygon]
-        local = (center[other] - as_complex(b.pos)[body]) * turn[body].conj()  # in the polygon's body frame
-        normal = s.norms.view(np.complex128)[polygon, :, 0]  # (R, K); padded slots repeat face 0
-        outside = (normal.conj() * (local[:, None] - s.verts.view(np.complex128)[polygon, :, 0])).real
+        body = s.body.take(polygon)
+        # The other shape's centroid in the polygon's body frame.
+        local = (center.take(other) - as_complex(b.pos).take(body)) * turn.take(body).conj()
+        # (R, K) rows gathered by `take` (several times faster than fancy indexing); padded
+        # slots repeat face 0.
+        normal = s.norms.view(np.complex128)[..., 0].take(polygon, axis=0)
+        outside = (normal.conj() * (local[:, None] - s.verts.view(np.complex128)[..., 0].take(polygon, axis=0))).real
         return outside.max(axis=1) - s.reach[other]
 
     def _speculative_margins(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float) -> np.ndarray:

@@ -1,0 +1,33 @@
+"""The raw NumPy entry points give what the public functions give."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sandbox.physics.raw_numpy import indices, whole_rows
+
+
+@pytest.mark.parametrize("shape, dtype", [((40, 2), np.float64), ((40, 2, 2), np.float64), ((40, 2), np.int64),
+                                          ((40, 2), bool)])
+def test_whole_rows_moves_the_rows_fancy_indexing_moves(shape: tuple[int, ...], dtype: type) -> None:
+    rng = np.random.default_rng(3)
+    source = (rng.random((25,) + shape[1:]) * 100).astype(dtype)
+    rows = rng.choice(shape[0], 25, replace=False)
+    expected, target = np.zeros(shape, dtype), np.zeros(shape, dtype)
+    expected[rows] = source
+    whole_rows(target)[rows] = whole_rows(source)
+    np.testing.assert_array_equal(target, expected)
+    assert np.count_nonzero(target) > 0
+    np.testing.assert_array_equal(whole_rows(target)[rows].view(dtype).reshape(source.shape), source)
+
+
+def test_whole_rows_refuses_a_strided_array() -> None:
+    """A reshape of a strided array is a copy: assignments through it would be lost."""
+    with pytest.raises(ValueError, match="C-contiguous"):
+        whole_rows(np.zeros((6, 2, 2))[:, ::-1])
+
+
+def test_indices_is_flatnonzero() -> None:
+    mask = np.random.default_rng(4).random(500) > 0.7
+    np.testing.assert_array_equal(indices(mask), np.flatnonzero(mask))
