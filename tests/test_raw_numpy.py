@@ -22,6 +22,12 @@ def test_whole_rows_moves_the_rows_fancy_indexing_moves(shape: tuple[int, ...], 
     np.testing.assert_array_equal(whole_rows(target)[rows].view(dtype).reshape(source.shape), source)
 
 
+def test_whole_rows_of_no_rows() -> None:
+    target = np.zeros((0, 2, 2))
+    whole_rows(target)[np.zeros(0, np.int64)] = whole_rows(np.zeros((0, 2, 2)))
+    assert whole_rows(target).shape == (0,)
+
+
 def test_whole_rows_refuses_a_strided_array() -> None:
     """A reshape of a strided array is a copy: assignments through it would be lost."""
     with pytest.raises(ValueError, match="C-contiguous"):

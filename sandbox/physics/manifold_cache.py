@@ -33,7 +33,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .contacts import ContactSet, find_manifolds, look_up, pair_keys, pair_shapes
-from .raw_numpy import indices
+from .raw_numpy import indices, whole_rows
 from .vec import as_complex
 
 
@@ -145,11 +145,10 @@ class ManifoldCache:
         """Keep the solved impulses and the colours of the manifolds the last `collide`
         returned, now permuted by `order` (`contacts` row i was row order[i])."""
         slots = self._slots[order]
-        # Each (M, 2) row scattered as one complex number: fancy assignment of the float rows
-        # took 0.37 ms for the 14,500 manifolds of `many_pyramids`, this 0.13 ms.
+        # Each (M, 2) row scattered whole: fancy assignment of the float rows took 0.37 ms for
+        # the 14,500 manifolds of `many_pyramids`, this 0.13 ms.
         for name in ("normal_impulse", "tangent_impulse"):
-            kept = getattr(self._kept, name).view(np.complex128)[:, 0]
-            kept[slots] = np.ascontiguousarray(getattr(contacts, name)).view(np.complex128)[:, 0]
+            whole_rows(getattr(self._kept, name))[slots] = whole_rows(np.ascontiguousarray(getattr(contacts, name)))
         self._kept.color[slots] = contacts.color
 
     def remap_shapes(self, remap: np.ndarray) -> None:
