@@ -69,6 +69,32 @@ def test_fat_pairs_keep_every_overlapping_pair_as_boxes_wander():
         np.testing.assert_array_equal(j, bj[other])
 
 
+def test_fat_pairs_stay_exact_as_boxes_leave_the_grid_and_outgrow_its_cells():
+    """The kept grid's frame and cell are fixed when it is built: boxes that drift out of the
+    frame are entered at its border, boxes that grow past the cell are loose, and queries
+    must still find exactly the overlapping fat boxes."""
+    rng = np.random.default_rng(11)
+    n = 200
+    center = rng.uniform(-5.0, 5.0, (n, 2))
+    half = np.full((n, 2), 0.2)
+    drift = np.zeros((n, 2))
+    drift[:40] = rng.normal(0.0, 0.3, (40, 2))  # these leave the frame within a few steps
+    fat, grids, most_loose, most_outside = FatPairs(), set(), 0, 0
+    for step in range(120):
+        center += drift
+        half[40:60] = 0.8 if step % 30 >= 15 else 0.2  # these outgrow the cell, then shrink back
+        lower, upper = center - half, center + half
+        i, j = fat.update(lower, upper, np.full(n, 0.05), np.arange(n))
+        bi, bj = brute_force_pairs(fat.lower, fat.upper)
+        np.testing.assert_array_equal(i, bi)
+        np.testing.assert_array_equal(j, bj)
+        grids.add(id(fat._grid))
+        most_loose = max(most_loose, int(fat._grid.loose.sum()))
+        most_outside = max(most_outside, int(fat._grid.outside.sum()))
+    assert most_loose >= 20 and most_outside >= 30
+    assert len(grids) <= 10  # queries, not rebuilds, kept the pairs on most steps
+
+
 def from_scratch_pairs(world: World, dt: float) -> tuple[np.ndarray, np.ndarray]:
     """The pairs the step used to compute without any cache (the code before `FatPairs`)."""
     s, b = world._shapes, world._bodies

@@ -519,8 +519,9 @@ def _grid_pairs(origin: np.ndarray, delta: np.ndarray, lower: np.ndarray,
                 upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unique (ray, box) pairs that share a grid cell: a superset of the touching pairs.
 
-    Boxes enter every cell they cover, as in the broadphase. A ray enters only the cells its
-    segment crosses: walking along its longer axis, each column it spans contributes the rows
+    Boxes enter every cell they cover (the broadphase's grid of one entry a box would need
+    windows as large as the rays' bounding boxes). A ray enters only the cells its segment
+    crosses: walking along its longer axis, each column it spans contributes the rows
     between the ray's heights at the column's two sides. So a ray costs about (length / cell)
     entries, not (its bounding box's area / cell^2), and long diagonal rays stay cheap.
     """
