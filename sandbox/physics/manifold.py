@@ -52,7 +52,7 @@ import numpy as np
 from .raw_numpy import indices, whole_rows
 from .settings import LINEAR_SLOP, REFERENCE_FACE_TOLERANCE, SPECULATIVE_DISTANCE
 from .shapes import CIRCLE, POLYGON, Shape, padded_geometry, shape_kind
-from .vec import as_complex
+from .vec import as_complex, to_complex
 
 _ROUNDOFF = 1e-9
 """m (or the sine of an angle). Decisions that float64 round-off could flip are guarded by
@@ -172,15 +172,10 @@ def _margins(margin: np.ndarray | float, count: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(margin, dtype=np.float64), (count,))
 
 
-def _complex(pairs: np.ndarray) -> np.ndarray:
-    """(..., 2) float (x, y) as (...) complex x + iy: a view when the last axis is contiguous."""
-    return as_complex(np.ascontiguousarray(pairs, dtype=np.float64))
-
-
 def _point_in_a(pos_a: np.ndarray, turn_a: np.ndarray, pos_b: np.ndarray, turn_b: np.ndarray,
                    local_b: np.ndarray) -> np.ndarray:
     """(P,) complex: the point `local_b` of B's frame in A's frame, conj(qA) (pB - pA + qB x)."""
-    return (_complex(pos_b) - _complex(pos_a) + turn_b * _complex(local_b)) * turn_a.conj()
+    return (to_complex(pos_b) - to_complex(pos_a) + turn_b * to_complex(local_b)) * turn_a.conj()
 
 
 def _unit(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -200,7 +195,7 @@ def _one_point(normal: np.ndarray, point: np.ndarray, separation: np.ndarray, po
     kept = separation <= _margins(margin, count)
     batch = ManifoldBatch.empty(count)
     batch.normal = np.where(kept, turn_a * normal, 0.0).view(np.float64).reshape(count, 2)
-    as_complex(batch.points)[:, 0] = np.where(kept, _complex(pos_a) + turn_a * point, 0.0)
+    as_complex(batch.points)[:, 0] = np.where(kept, to_complex(pos_a) + turn_a * point, 0.0)
     batch.depths[:, 0] = np.where(kept, -separation, 0.0)
     batch.valid[:, 0] = kept
     return batch
@@ -222,9 +217,9 @@ def collide_circles(center_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarra
     centers (P, 2) are local to their bodies, radii (P,) in metres. Coinciding centres use the
     fixed normal (0, 1) of A's frame.
     """
-    turn_a = _complex(rot_a)
-    c_a = _complex(center_a)
-    normal, distance = _unit(_point_in_a(pos_a, turn_a, pos_b, _complex(rot_b), center_b) - c_a)
+    turn_a = to_complex(rot_a)
+    c_a = to_complex(center_a)
+    normal, distance = _unit(_point_in_a(pos_a, turn_a, pos_b, to_complex(rot_b), center_b) - c_a)
     # The surfaces face each other along the line of centres; the gap is what is left of the
     # centre distance after both radii, and the point lies halfway across it.
     separation = distance - radius_a - radius_b
@@ -247,9 +242,9 @@ def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np
     the normal points from it to c; otherwise the normal is the edge normal (also when c is
     inside the polygon: the least penetrated edge is the shortest way out).
     """
-    turn_a = _complex(rot_a)
-    c = _point_in_a(pos_a, turn_a, pos_b, _complex(rot_b), center_b)
-    verts, norms = _complex(verts_a), _complex(norms_a)  # (P, K)
+    turn_a = to_complex(rot_a)
+    c = _point_in_a(pos_a, turn_a, pos_b, to_complex(rot_b), center_b)
+    verts, norms = to_complex(verts_a), to_complex(norms_a)  # (P, K)
     slots = verts.shape[1]
 
     # Padded edges repeat edge 0, and argmax keeps the first maximum: a real edge wins.

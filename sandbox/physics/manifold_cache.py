@@ -34,7 +34,7 @@ import numpy as np
 
 from .contacts import ContactSet, find_manifolds, look_up, pair_keys, pair_shapes
 from .raw_numpy import indices, whole_rows
-from .vec import as_complex
+from .vec import as_complex, to_complex
 
 
 @dataclass
@@ -70,7 +70,7 @@ class _Kept:
         resting scene). np.take, not fancy indexing: see `ContactSet.reorder`."""
         if len(rows) == len(self.keys) and np.array_equal(rows, np.arange(len(rows))):
             return self
-        return _Kept(*(np.take(getattr(self, f.name), rows, axis=0) for f in fields(self)))
+        return _Kept(*(getattr(self, f.name).take(rows, axis=0) for f in fields(self)))
 
 
 class ManifoldCache:
@@ -209,10 +209,9 @@ class ManifoldCache:
             self._kept, self._slots = reused, np.arange(len(reused.keys))
             return
         new = ContactSet.empty() if new is None else new
-        rest = _Kept.empty() if rest is None else rest
         a, b = new.body_a, new.body_b
-        n = new.normal[:, 0] + 1j * new.normal[:, 1]
-        mid = new.points[..., 0] + 1j * new.points[..., 1]
+        n = to_complex(new.normal)
+        mid = to_complex(new.points)
         half = 0.5 * new.depths * n[:, None]
         # Gathers by `take`, not fancy indexing (see `ContactSet.reorder`).
         inv_a, inv_b = turn.take(a).conj(), turn.take(b).conj()
@@ -225,7 +224,7 @@ class ManifoldCache:
             anchor_b=inv_b[:, None] * (mid - half - origin_b[:, None]), ids=new.ids, valid=new.valid,
             normal_impulse=np.zeros((len(new), 2)), tangent_impulse=np.zeros((len(new), 2)),
             color=new.color)
-        parts = (fresh, reused, rest)
+        parts = (fresh, reused) if rest is None else (fresh, reused, rest)
         both = _Kept(*(np.concatenate([getattr(part, f.name) for part in parts]) for f in fields(_Kept)))
         order = np.argsort(both.keys, kind="stable")  # sorted runs: see `contacts.look_up`
         self._kept = both.take(order)
@@ -252,3 +251,4 @@ def _carry_over(new: ContactSet, kept: _Kept, warm: bool) -> None:
         new.persisted |= same
         new.normal_impulse = np.where(same, normal[:, k, None], new.normal_impulse)
         new.tangent_impulse = np.where(same, tangent[:, k, None], new.tangent_impulse)
+

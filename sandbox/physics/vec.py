@@ -24,3 +24,9 @@ def as_complex(pairs: np.ndarray) -> np.ndarray:
     """A view of a float64 array whose last axis is (x, y) as complex x + iy, one axis fewer;
     writes go through. The last axis must be contiguous."""
     return pairs.view(np.complex128)[..., 0]
+
+
+def to_complex(pairs: np.ndarray) -> np.ndarray:
+    """(..., 2) float (x, y) as complex x + iy, one axis fewer, for reading: a view when the
+    array is C-contiguous float64 (the engine's arrays are), else a copy."""
+    return as_complex(np.ascontiguousarray(pairs, dtype=np.float64))

@@ -481,8 +481,8 @@ class World:
             woken = may & ((asleep[ba] & stirring[bb]) | (asleep[bb] & stirring[ba]))
             self._wake(np.concatenate([ba[woken], bb[woken]]))
         solved = dynamic & b.awake
-        keep = may & (solved[ba] | solved[bb])
-        return i[keep], j[keep]
+        keep = indices(may & (solved.take(ba) | solved.take(bb)))
+        return i.take(keep), j.take(keep)  # not i[mask]: 0.02 against 0.17 ms (line-profiled) for tumbler
 
     def _near_pairs(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float,
                     turn: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
