@@ -251,4 +251,3 @@ def _carry_over(new: ContactSet, kept: _Kept, warm: bool) -> None:
         new.persisted |= same
         new.normal_impulse = np.where(same, normal[:, k, None], new.normal_impulse)
         new.tangent_impulse = np.where(same, tangent[:, k, None], new.tangent_impulse)
-
