@@ -180,16 +180,16 @@ def _candidates(grid: _Grid, lower: np.ndarray, upper: np.ndarray, moved: np.nda
     with each other; with `moved` (n,) bool and `at` (the moved boxes' entries), only the pairs
     with a moved box."""
     loose = grid.loose
+    every_loose = indices(loose)
     if moved is None:
         pairs = [grid.search(lower, upper, grid.owner, np.arange(len(grid.owner))),
-                 grid.search(lower, upper, indices(loose)), _each_against(indices(loose), indices(loose), loose)]
+                 grid.search(lower, upper, every_loose), _each_against(every_loose, every_loose, loose)]
     else:
-        stayed = indices(loose & ~moved)
         moved_loose = moved & loose
         pairs = [grid.search(lower, upper, grid.owner.take(at), at, moved),
                  grid.search(lower, upper, indices(moved_loose)),
-                 _each_against(grid.owner.take(at), stayed),
-                 _each_against(indices(moved_loose), indices(loose), moved_loose)]
+                 _each_against(grid.owner.take(at), indices(loose & ~moved)),
+                 _each_against(indices(moved_loose), every_loose, moved_loose)]
     return np.concatenate([a for a, _ in pairs]), np.concatenate([b for _, b in pairs])
 
 
