@@ -91,15 +91,10 @@ class _Grid:
         fits = extent <= self.size
         self.loose[rows] = ~fits
         fits = indices(fits)
-        key = g[fits, 0] * self.shape[1] + g[fits, 1]
-        order = _sort_order(key, int(self.shape[0] * self.shape[1]))
-        key, owner = key.take(order), rows.take(fits.take(order))
-        if len(self.key) == 0:
-            self.key, self.owner = key, owner
-            return np.arange(len(key))
-        # Merged by a stable sort of the two sorted runs (a radix sort for a small frame):
-        # fewer calls than np.insert's.
-        key, owner = np.concatenate([self.key, key]), np.concatenate([self.owner, owner])
+        # Appended and sorted with the entries already there, stably (a radix sort for a small
+        # frame): fewer calls than np.insert's.
+        key = np.concatenate([self.key, g[fits, 0] * self.shape[1] + g[fits, 1]])
+        owner = np.concatenate([self.owner, rows.take(fits)])
         order = _sort_order(key, int(self.shape[0] * self.shape[1]))
         self.key, self.owner = key.take(order), owner.take(order)
         where = np.empty_like(order)
