@@ -8,7 +8,7 @@ removes the push-out velocity so nothing is launched.
 
 Constraints are solved one graph colour at a time. Within a colour no dynamic body repeats, so
 gathering the body velocities, updating them and scattering them back is an exact Gauss-Seidel
-sweep over that colour. A colour pass is a fixed number of NumPy calls (about 23 for two-point
+sweep over that colour. A colour pass is a fixed number of NumPy calls (about 22 for two-point
 manifolds), whatever its size, so the layout is chosen to keep that number small:
 
 * Every per-manifold array keeps the manifold index last, so a colour is a contiguous run and
@@ -310,15 +310,21 @@ class _Colour:
         self.push, scale, self.friction, constant = (
             layout.run(values, 2, colour)[:k] for values in (solver.push, solver.scale, solver.friction, solver.constant))
         self.low, self.high = low[:k], high[:k]
-        # The rows each normal row's impulse passes on to (K updates their speeds): all later
-        # rows of the manifold, or for a one-point manifold its friction row alone.
-        later = [slice(1, 4), slice(2, 4)] if two_points else [slice(2, 3)]
-        rows = [(sp[j], self.lam_n[j], d[j], kk[later[j], j], sp[later[j]],
-                 product[: later[j].stop - later[j].start]) for j in range(k)]
-        # The biased solve scales the speed and adds push + leak lam (`constant`, set per
-        # pass), the relax solve adds push.
-        self.biased_rows = [(scale[j],) + row + (constant[j],) for j, row in enumerate(rows)]
-        self.relax_rows = [row + (self.push[j],) for j, row in enumerate(rows)]
+        # The normal rows start as e = scale speed + constant (biased) or speed + push (relax),
+        # both points in one call each; `normals` then finishes them one after the other.
+        self.biased_normals = (scale, sp[:k], constant, d[:k])
+        self.relax_normals = (sp[:k], self.push, d[:k])
+        if two_points:
+            # Point 0's impulse passes on to point 1's normal row (its start e, so the biased
+            # solve needs K[1, 0] times point 1's scale: `scaled_coupling`, set per pass) and
+            # both points' impulses to the friction rows, in one einsum.
+            self.biased_normals += (layout.run(solver.scaled_coupling, 2, colour)[1],)
+            self.relax_normals += (kk[1, 0],)
+            self.normals = (d[0], self.lam_n[0], product[2], d[1], self.lam_n[1], kk[2:4, :2], product[:2], sp[2:4])
+        else:
+            self.biased_normals += (None,)
+            self.relax_normals += (None,)
+            self.normals = (d[0], self.lam_n[0], None, None, None, kk[2, 0], product[0], sp[2])
         # Friction at point 0 passes its impulse on to point 1's friction row; point 1 to none.
         follows = [(kk[3, 2], sp[3], product[2]), None]
         self.friction_rows = [(sp[2 + j], d[2 + j], self.low[j], self.high[j],
@@ -466,6 +472,9 @@ class ContactSolver:
         self.leak, self.scale, self.push, self.constant = (
             scratch.get(name, rows2, F) for name in ("leak", "scale", "push", "constant"))
         self.leaking = False
+        # K[1, 0] given to both points (point 1's copy is read), and times the biased scale.
+        self._coupling_1_0 = layout.spread(self.coupling[1, 0], out=scratch.get("coupling 1 0", rows2, F))
+        self.scaled_coupling = scratch.get("scaled coupling", rows2, F)
         self._velocity, self._velocity_start = np.empty(3 * n_body, F), np.empty(3 * n_body, F)
         self.take = layout.block(gather, out=scratch.get("take", (6 * m,), np.int64))  # colour-major
         # Approach speed of each point at the start of the step, for restitution (m/s).
@@ -522,6 +531,7 @@ class ContactSolver:
             self.scale[ahead] = 1.0
         bias *= self.normal_mass
         np.multiply(self.scale, bias, out=self.push)
+        np.multiply(self.scale, self._coupling_1_0, out=self.scaled_coupling)
         self.leaking = True
 
     def use_relax(self, separation: np.ndarray) -> None:
@@ -585,20 +595,27 @@ class ContactSolver:
             # clamps then cost one call each. Normal: e = scale mass vn + push + leak lam,
             # clamped to at most lam (the impulse stays >= 0); the row speeds already carry
             # the mass. A row's own impulse is the only one its clamp reads, so the impulse
-            # updates are made for both points of the colour at once.
+            # updates are made for both points of the colour at once. Both points' e start
+            # in one call; point 0's then reaches point 1's through K[1, 0] (scaled as its
+            # start was) and both reach the friction rows in one einsum: 8 calls where the
+            # rows one by one took 10 (pyramid20's 8 passes: 0.69-0.74 to 0.65-0.67 ms a step).
             if leaking:
-                for scale, speed, lam, e, coupling, later, product, constant in c.biased_rows:
-                    multiply(scale, speed, e)
-                    add(e, constant, e)
-                    minimum(e, lam, out=e)
-                    multiply(coupling, e, product)
-                    subtract(later, product, later)
+                scale, speed, constant, e, coupling = c.biased_normals
+                multiply(scale, speed, e)
+                add(e, constant, e)
             else:
-                for speed, lam, e, coupling, later, product, push in c.relax_rows:
-                    add(speed, push, e)
-                    minimum(e, lam, out=e)
-                    multiply(coupling, e, product)
-                    subtract(later, product, later)
+                speed, push, e, coupling = c.relax_normals
+                add(speed, push, e)
+            e0, lam0, product0, e1, lam1, to_friction, product, friction_speed = c.normals
+            minimum(e0, lam0, out=e0)
+            if e1 is None:  # one point: its impulse passes on to its friction row alone
+                multiply(to_friction, e0, product)
+            else:
+                multiply(coupling, e0, product0)
+                subtract(e1, product0, e1)
+                minimum(e1, lam1, out=e1)
+                _einsum("rsm,sm->rm", to_friction, e, out=product)
+            subtract(friction_speed, product, friction_speed)
             subtract(c.lam_n, c.e_n, c.lam_n)
             # Friction: e = mass vt, clamped so that lam - e stays within +-friction lam_normal.
             high, low, lam_t = c.high, c.low, c.lam_t
