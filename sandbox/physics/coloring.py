@@ -32,12 +32,15 @@ is coloured afresh."""
 
 
 def color_constraints(body_a: np.ndarray, body_b: np.ndarray, dynamic: np.ndarray,
-                      used: np.ndarray | None = None) -> np.ndarray:
+                      used: np.ndarray | None = None, sweep: np.ndarray | None = None) -> np.ndarray:
     """Greedy colouring: each constraint takes the lowest colour free on both its dynamic bodies.
 
     `dynamic`: (N,) bool, the bodies the solver moves. `used`: (N,) uint64, the colours already
     taken at each body (bit c set: colour c), by constraints coloured before; default none.
-    Returns (M,) int64 colours. A Python loop over constraints, on purpose. Measured against
+    `sweep`: (M,) the constraints are coloured in its ascending order (ties: in index order);
+    default in index order (see `sweep_key`). Returns (M,) int64 colours.
+
+    A Python loop over constraints, on purpose. Measured against
     vectorised Luby-style rounds (random priorities, np.maximum.at per round) on box pyramids:
     base 20 (590 constraints): greedy 0.18 ms and 6 colours, vectorised 0.58 ms and 8 colours;
     base 100 (14,890 constraints): greedy 4.1 ms and 6 colours, vectorised 2.7 ms and 9 colours.
@@ -45,10 +48,30 @@ def color_constraints(body_a: np.ndarray, body_b: np.ndarray, dynamic: np.ndarra
     substeps), so the 3 extra colours cost more than the 1.4 ms the vectorised form saves.
     """
     n = len(dynamic)
+    order = None if sweep is None else sweep.argsort(kind="stable")
+    if order is not None:
+        body_a, body_b = body_a.take(order), body_b.take(order)
     a = np.where(dynamic[body_a], body_a, n).tolist()
     b = np.where(dynamic[body_b], body_b, n).tolist()
     masks = [0] * (n + 1) if used is None else used.tolist() + [0]
-    return np.array(_greedy(a, b, masks), dtype=np.int64)
+    colors = np.array(_greedy(a, b, masks), dtype=np.int64)
+    if order is not None:
+        colors[order] = colors.copy()
+    return colors
+
+
+def sweep_key(points: np.ndarray) -> np.ndarray:
+    """(M,) the order to colour contacts in, from their first points (M, 2) (m): a sweep along
+    the diagonal, x + y.
+
+    The greedy colouring needs fewer colours when it meets the contacts in space order: a
+    contact's coloured neighbours then lie behind the sweep. A fresh pass after 300 steps, in
+    the broadphase's pair order against this sweep: rain 7 -> 6 colours (the lower bound: 6
+    contacts on one circle), tile_rain 8 -> 7, tumbler 9 -> 9; the box pyramids stay at 6. A
+    sweep along x alone gave the pyramids 7 or 8 (a column of boxes is met at once), along y
+    gave large_pyramid 8. Over 600 bench steps the mean colour count went from 6.77 to 5.90
+    (rain), 9.01 to 8.74 (tumbler), 8.10 to 7.60 (tile_rain): rain's step 3.78 -> 3.36 ms."""
+    return points[:, 0] + points[:, 1]
 
 
 def _greedy(a: list[int], b: list[int], used: list[int]) -> list[int]:
@@ -90,10 +113,14 @@ class ColorMemory:
         self._count = 0
         self._age = 0
 
-    def color(self, previous: np.ndarray, body_a: np.ndarray, body_b: np.ndarray, dynamic: np.ndarray) -> np.ndarray:
+    def color(self, previous: np.ndarray, body_a: np.ndarray, body_b: np.ndarray, dynamic: np.ndarray,
+              sweep: np.ndarray | None = None) -> np.ndarray:
         """(M,) int64 colours of this step's contacts, given their bodies' rows and `previous`
         (M,) int64, each contact's colour last step (-1: it is new). `dynamic`: (N,) bool, the
-        bodies the solver moves this step."""
+        bodies the solver moves this step; `sweep` (M,): the order of a fresh pass over all
+        contacts (see `sweep_key`; the new contacts of a step are coloured in their own order:
+        over 600 steps, sweeping them too left rain and tumbler as they were and gave tile_rain
+        8.5 colours on average against 7.6)."""
         n = len(dynamic)
         colors = previous.copy()
         joined = dynamic.copy()  # solved now, not last step (bodies created since were not)
@@ -119,7 +146,7 @@ class ColorMemory:
             self._age = 0
             ends = np.concatenate([body_a[dynamic[body_a]], body_b[dynamic[body_b]]])
             if count > np.bincount(ends).max(initial=0):
-                fresh = color_constraints(body_a, body_b, dynamic)
+                fresh = color_constraints(body_a, body_b, dynamic, sweep=sweep)
                 if fresh.max() + 1 < count:
                     colors, count = fresh, int(fresh.max()) + 1
         self._count = count

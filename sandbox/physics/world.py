@@ -19,7 +19,7 @@ import numpy as np
 from . import queries, settings
 from .body import BODY_TYPES, DYNAMIC, KINEMATIC, STATIC, Body, ShapeRef
 from .broadphase import FatPairs
-from .coloring import ColorMemory, color_order
+from .coloring import ColorMemory, color_order, sweep_key
 from .columns import Columns
 from .contacts import MAX_SHAPES, ContactSet
 from .continuous import SWEEP_FRACTION, earliest_impacts
@@ -377,7 +377,8 @@ class World:
             contacts = self._manifolds.collide(self._shapes, b.pos, b.angle, rot, pair_a, pair_b, margin,
                                                self.manifold_reuse_distance, resting, self.warm_starting)
         with profile.stage("coloring"):
-            colors = self._colors.color(contacts.color, contacts.body_a, contacts.body_b, dynamic)
+            colors = self._colors.color(contacts.color, contacts.body_a, contacts.body_b, dynamic,
+                                        sweep_key(contacts.points[:, 0]))
             order, bounds = color_order(colors)
             contacts.reorder(order)
             contacts.color = colors[order]
