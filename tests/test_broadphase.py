@@ -69,10 +69,39 @@ def test_fat_pairs_keep_every_overlapping_pair_as_boxes_wander():
         np.testing.assert_array_equal(j, bj[other])
 
 
-def test_fat_pairs_stay_exact_as_boxes_leave_the_grid_and_outgrow_its_cells():
+def test_fat_pairs_of_a_busy_scene_are_the_overlapping_pairs_until_it_quiets_down():
+    """When more than BUSY_FRACTION of the boxes escape their fat boxes in a step, `update`
+    returns the pairs of the boxes themselves, found afresh; it goes back to fat boxes only
+    once fewer than QUIET_FRACTION escape, and then finds the pairs of the fat boxes again."""
+    rng = np.random.default_rng(5)
+    n = 300
+    center = rng.uniform(-10.0, 10.0, (n, 2))
+    half = rng.uniform(0.05, 0.5, (n, 2))
+    group = np.arange(n) // 2
+    fat, modes = FatPairs(), []
+    # The share of boxes that jump past their margin each step: quiet, busy, half-quiet, quiet.
+    shares = [0.0] * 5 + [0.3] * 10 + [0.15] * 10 + [0.02] * 10
+    for share in shares:
+        jump = rng.random(n) < share
+        center[jump] += rng.choice([-1.0, 1.0], (np.count_nonzero(jump), 2)) * 0.2
+        lower, upper = center - half, center + half
+        i, j = fat.update(lower, upper, np.full(n, 0.1), group)
+        bi, bj = brute_force_pairs(lower, upper) if fat.exact else brute_force_pairs(fat.lower, fat.upper)
+        other = group[bi] != group[bj]
+        np.testing.assert_array_equal(i, bi[other])
+        np.testing.assert_array_equal(j, bj[other])
+        assert np.all(np.all(fat.lower <= lower, axis=1) & np.all(upper <= fat.upper, axis=1))
+        modes.append(fat.exact)
+    # Busy from the first step of jumps, still busy at 15 % (above QUIET_FRACTION), fat again
+    # from the first quiet step.
+    assert modes == [False] * 5 + [True] * 20 + [False] * 10
+
+
+def test_fat_pairs_stay_exact_as_boxes_leave_the_grid_and_outgrow_its_cells(monkeypatch):
     """The kept grid's frame and cell are fixed when it is built: boxes that drift out of the
     frame are entered at its border, boxes that grow past the cell are loose, and queries
     must still find exactly the overlapping fat boxes."""
+    monkeypatch.setattr(FatPairs, "BUSY_FRACTION", 1.0)  # the kept grid, even when busy
     rng = np.random.default_rng(11)
     n = 200
     center = rng.uniform(-5.0, 5.0, (n, 2))
@@ -127,6 +156,7 @@ class PairCheck:
             return found
 
         monkeypatch.setattr(FatPairs, "_query", counting)
+        self.busy_steps = 0
 
     def _checked(self, dt: float, turn: np.ndarray | None = None):
         i, j = self._pairs(dt, turn)
@@ -134,6 +164,7 @@ class PairCheck:
         np.testing.assert_array_equal(i, fi)
         np.testing.assert_array_equal(j, fj)
         self.steps += 1
+        self.busy_steps += self.world._fat_pairs.exact
         return i, j
 
 
@@ -142,12 +173,18 @@ class PairCheck:
     bench.tumbler(grid=14, half=0.125, spacing=0.4, inner=7.0, wall=0.5, speed=1.0, height=6.0),
     bench.tile_rain(count=150, radius=0.25, columns=15, spacing=0.75, gap=1, clear_rows=6, origin=(-8.0, 0.0)),
 ], ids=["rain", "tumbler", "tile_rain"])
-def test_kept_pairs_equal_pairs_from_scratch_over_a_long_run(layout, monkeypatch):
+@pytest.mark.parametrize("busy", [True, False], ids=["busy", "fat only"])
+def test_kept_pairs_equal_pairs_from_scratch_over_a_long_run(layout, busy, monkeypatch):
+    if not busy:
+        monkeypatch.setattr(FatPairs, "BUSY_FRACTION", 1.0)
     world, _, _ = build_sandbox(layout)
     check = PairCheck(world, monkeypatch)
     run(world, 3.0)
     assert check.steps == 180
-    assert check.subset_queries > 50  # most steps took the partial path, not a full rebuild
+    if busy:  # the falling and tumbling bodies make these scenes busy for a while (39 to 157 steps)
+        assert check.busy_steps >= 30
+    else:
+        assert check.subset_queries > 50  # most steps took the partial path, not a full rebuild
 
 
 def test_pairs_stay_exact_when_sleepers_are_woken_and_bodies_teleported(monkeypatch):

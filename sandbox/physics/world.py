@@ -472,9 +472,12 @@ class World:
         fat_margin = np.where(b.type[body] == STATIC, 0.0, settings.AABB_FAT_MARGIN)
         i, j = self._fat_pairs.update(lower, upper, fat_margin, body)
         ba, bb = body.take(i), body.take(j)
-        lx, ly, ux, uy = lower[:, 0], lower[:, 1], upper[:, 0], upper[:, 1]
-        # One column at a time: 0.13 ms for 14,950 pairs against 0.85 ms on (P, 2) gathers.
-        may = (lx.take(i) <= ux.take(j)) & (lx.take(j) <= ux.take(i)) & (ly.take(i) <= uy.take(j)) & (ly.take(j) <= uy.take(i))
+        if self._fat_pairs.exact:  # a busy scene: the pairs overlap already
+            may = np.ones(len(i), bool)
+        else:
+            lx, ly, ux, uy = lower[:, 0], lower[:, 1], upper[:, 0], upper[:, 1]
+            # One column at a time: 0.13 ms for 14,950 pairs against 0.85 ms on (P, 2) gathers.
+            may = (lx.take(i) <= ux.take(j)) & (lx.take(j) <= ux.take(i)) & (ly.take(i) <= uy.take(j)) & (ly.take(j) <= uy.take(i))
         if not ((s.mask == settings.DEFAULT_MASK).all() and s.category.all()):  # else every pair passes
             may &= ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
         asleep = dynamic & ~b.awake
