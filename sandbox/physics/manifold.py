@@ -478,6 +478,11 @@ class _Candidates:
     index: np.ndarray        # (4, face, P) vertex slots: reference start, end, incident start, end
     ends: np.ndarray         # (2, 4, face, P) those vertices
 
+    def take(self, pairs: np.ndarray) -> "_Candidates":
+        """The candidates of these pairs only."""
+        return _Candidates(*(values.take(pairs, axis=-1) for values in (self.separation, self.normal, self.index,
+                                                                         self.ends)))
+
 
 def _candidate_faces(verts: np.ndarray, norms: np.ndarray, count: np.ndarray) -> _Candidates:
     """Step 1 of collide_polygons on columns: verts, norms (2, 2, K, P) of A and B in one frame,
@@ -621,9 +626,27 @@ def _collide_polygons(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, s
     counts = np.stack([count.take(shape_a), count.take(shape_b)])
     # Nested calls, so that each stage's inputs (4 MB on 15,000 pairs for the first) are freed
     # before the next stage allocates: fresh memory costs page faults.
-    choice = _choose_face(_candidate_faces(*_in_frame_of_a(verts, norms, shape_a, shape_b, pos_a, rot_a, pos_b,
-                                                           rot_b, origin), counts))
+    candidates = _candidate_faces(*_in_frame_of_a(verts, norms, shape_a, shape_b, pos_a, rot_a, pos_b, rot_b, origin),
+                                  counts)
     limit = _margins(margin, len(shape_a))
+    # Pairs apart by more than their margin along the separating axis have no point: only the
+    # others are clipped (in `tumbler` a quarter of the pairs the colliders get are dropped).
+    near = indices(np.maximum(candidates.separation[0], candidates.separation[1]) <= limit)
+    if len(near) == len(limit):
+        return _clipped(candidates, limit, origin, pos_a, rot_a)
+    batch = ManifoldBatch.empty(len(limit))
+    if len(near):
+        _scatter(batch, near, _clipped(candidates.take(near), limit.take(near), origin.take(near, axis=1),
+                                       pos_a.take(near, axis=0), rot_a.take(near, axis=0)))
+    return batch
+
+
+def _clipped(candidates: _Candidates, limit: np.ndarray, origin: np.ndarray, pos_a: np.ndarray,
+             rot_a: np.ndarray) -> ManifoldBatch:
+    """Steps 2 and 3 of collide_polygons, from the candidate faces of each pair, the pairs'
+    margins `limit` (P,) (m), A's vertex 0 `origin` (2, P) that the frame was shifted to, and
+    A's transform (P, 2)."""
+    choice = _choose_face(candidates)
     separation = choice.separation
 
     # Clipped points, in the slot order that makes the ids read (A vertex, B vertex).
@@ -635,8 +658,9 @@ def _collide_polygons(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, s
 
     # Only shapes clearly apart can meet corner to corner (Box2D); touching shapes get the
     # clipper's face contact, and the vertex-vertex normal could not be normalised safely.
-    # A vertex-vertex manifold is one point, in slot 0.
-    apart = indices(separation > VERTEX_CONTACT_GAP)
+    # A vertex-vertex manifold is one point, in slot 0. Pairs apart by more than their margin
+    # have no point either way (in `tumbler`, 860 of the 1,620 pairs apart a step).
+    apart = indices((separation > VERTEX_CONTACT_GAP) & (separation <= limit))
     if len(apart):
         ends, flip = choice.ends[..., apart], choice.flip[apart]
         corner = _vertex_vertex(np.where(flip, ends[:, 2:], ends[:, :2]), np.where(flip, ends[:, :2], ends[:, 2:]),
