@@ -236,3 +236,14 @@ def test_bad_arguments_are_named(change, message):
     args.update(change)
     with pytest.raises(ValueError, match=message):
         sweep_circles(**args)
+
+
+@pytest.mark.parametrize("one_sided", [True, False])
+def test_a_tiny_approach_speed_misses_without_overflow(one_sided):
+    """An approach of 1e-310 m a step towards an edge 9.5 m away (and its end caps) once
+    overflowed the time-of-impact quotients to inf with a RuntimeWarning; it is simply no hit."""
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # underflow to 0 is fine
+        result = sweep_circles(np.array([[0.0, 10.0], [0.0, 10.0]]), np.array([[0.0, -1e-310], [0.0, -9.6]]),
+                               0.5, np.array([1.0, 0.0]), np.array([-1.0, 0.0]), True, True, one_sided=one_sided)
+    np.testing.assert_array_equal(result.hit, [False, True])
+    assert result.t[1] == pytest.approx(9.5 / 9.6)

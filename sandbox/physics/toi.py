@@ -89,10 +89,13 @@ def sweep_circles(center: np.ndarray, move: np.ndarray, radius: np.ndarray, a: n
     # it factors into s0 + t sd = +-r, and solving the factors directly is its exact, stable
     # form (no discriminant to cancel). Only the front root s = r matters: the centre starts on
     # the front (s0 >= 0) and moves in (sd < 0); starting within r it hits at once (t = 0).
-    moving_in = (s0 >= 0.0) & (sd < 0.0)
-    t_face = np.maximum(s0 - r, 0.0) / np.where(moving_in, -sd, 1.0)
+    # Divided only where the quotient is at most 1 (the hit falls within the step): a tiny
+    # approach speed would overflow it.
+    gap = np.maximum(s0 - r, 0.0)
+    within = (s0 >= 0.0) & (sd < 0.0) & (gap <= -sd)
+    t_face = np.where(within, gap, 0.0) / np.where(within, -sd, 1.0)
     u = _dot(e, c + t_face[:, None] * d - pa) / (length * length)
-    face = moving_in & (t_face <= 1.0) & (u >= 0.0) & (u <= 1.0)
+    face = within & (u >= 0.0) & (u <= 1.0)
 
     t_cap_a, hit_a = _sweep_point(c - pa, d, r)
     t_cap_b, hit_b = _sweep_point(c - pb, d, r)
@@ -133,8 +136,10 @@ def _sweep_point(w: np.ndarray, d: np.ndarray, r: np.ndarray) -> tuple[np.ndarra
     disc = qb * qb - 4.0 * qa * qc
     approaching = qb < 0.0
     q = -0.5 * (qb - np.sqrt(np.maximum(disc, 0.0)))  # sign(B) = -1 where it is used
-    t = np.where(qc <= 0.0, 0.0, qc / np.where(approaching, q, 1.0))
-    return t, approaching & (disc >= 0.0) & (t <= 1.0)
+    # q > 0 while approaching, so the entry C / q is at most 1 exactly when C <= q: dividing
+    # only then keeps a tiny q from overflowing the quotient.
+    hit = approaching & (disc >= 0.0) & (qc <= q)
+    return np.where(hit & (qc > 0.0), qc, 0.0) / np.where(hit, q, 1.0), hit
 
 
 def _dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
