@@ -287,28 +287,29 @@ class _Colour:
     points."""
 
     def __init__(self, solver: "ContactSolver", colour: int, two_points: bool, work: np.ndarray) -> None:
-        layout = solver.layout
-        run = slice(*layout.runs[colour])
-        m = run.stop - run.start
-        self.take = layout.run(solver.take, 6, colour)  # (6, m): `take` then gives (6, m) too
+        # A busy scene's colour sizes change every step, and so do these views: sliced directly
+        # (colour-major rows, see `ColourMajor`), tumbler's 9 colours take 82 against 112 us.
+        start, stop = solver.layout.runs[colour]
+        run, m = slice(start, stop), stop - start
+        self.take = solver.take[6 * start: 6 * stop].reshape(6, m)  # (6, m): `take` then gives (6, m) too
         self.row_jacobian, self.jacobian = solver.row_jacobian[..., run], solver.jacobian[..., run]
         self.inv_mass = solver.inv_mass[:, run]
         self.response = None if solver.response is None else solver.response[..., run]
         self.coupling, self.mass = solver.coupling[..., run], solver.mass[:, run]
-        self.delta = layout.run(solver.delta, 4, colour)
-        speed, change, low, high, product = (
-            work[s * m: e * m].reshape(e - s, m) for s, e in ((0, 4), (4, 10), (10, 12), (12, 14), (14, 17)))
-        self.speed, self.change = speed, change
+        self.delta = d = solver.delta[4 * start: 4 * stop].reshape(4, m)
+        work = work.reshape(17, m)
+        sp, self.change, low, high, product = work[:4], work[4:10], work[10:12], work[12:14], work[14:]
+        self.speed = sp
         # A colour of one-point manifolds (circles) skips the empty second point's rows: their
         # impulses stay zero. Rows of point j: normal j, friction 2 + j. Every (k, m) array
         # below is contiguous (see `ColourMajor`).
         k = 2 if two_points else 1
-        d, kk, sp = self.delta, self.coupling, self.speed
-        self.lam_n, self.lam_t = (layout.run(values, 2, colour)[:k] for values in (solver.normal_impulse,
-                                                                                  solver.tangent_impulse))
+        kk = self.coupling
+        rows = slice(2 * start, 2 * start + k * m)  # the first k of a colour's two rows of m
+        self.lam_n, self.lam_t, self.push, scale, self.friction, constant = (
+            values[rows].reshape(k, m) for values in (solver.normal_impulse, solver.tangent_impulse, solver.push,
+                                                      solver.scale, solver.friction, solver.constant))
         self.e_n, self.e_t = d[:k], d[2:2 + k]
-        self.push, scale, self.friction, constant = (
-            layout.run(values, 2, colour)[:k] for values in (solver.push, solver.scale, solver.friction, solver.constant))
         self.low, self.high = low[:k], high[:k]
         # The normal rows start as e = scale speed + constant (biased) or speed + push (relax),
         # both points in one call each; `normals` then finishes them one after the other.
@@ -318,7 +319,7 @@ class _Colour:
             # Point 0's impulse passes on to point 1's normal row (its start e, so the biased
             # solve needs K[1, 0] times point 1's scale: `scaled_coupling`, set per pass) and
             # both points' impulses to the friction rows, in one einsum.
-            self.biased_normals += (layout.run(solver.scaled_coupling, 2, colour)[1],)
+            self.biased_normals += (solver.scaled_coupling[2 * start + m: 2 * stop],)
             self.relax_normals += (kk[1, 0],)
             self.normals = (d[0], self.lam_n[0], product[2], d[1], self.lam_n[1], kk[2:4, :2], product[:2], sp[2:4])
         else:
