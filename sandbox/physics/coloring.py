@@ -40,8 +40,8 @@ def color_constraints(body_a: np.ndarray, body_b: np.ndarray, dynamic: np.ndarra
     `sweep`: (M,) the constraints are coloured in its ascending order (ties: in index order);
     default in index order (see `sweep_key`). Returns (M,) int64 colours.
 
-    A Python loop over constraints, on purpose. Measured against
-    vectorised Luby-style rounds (random priorities, np.maximum.at per round) on box pyramids:
+    A Python loop over constraints, on purpose. Measured against vectorised Luby-style rounds
+    (random priorities, np.maximum.at per round) on box pyramids:
     base 20 (590 constraints): greedy 0.18 ms and 6 colours, vectorised 0.58 ms and 8 colours;
     base 100 (14,890 constraints): greedy 4.1 ms and 6 colours, vectorised 2.7 ms and 9 colours.
     Every colour costs a fixed number of NumPy calls per solver pass (8 passes a step at 4
