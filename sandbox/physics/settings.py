@@ -26,10 +26,15 @@ AABB_FAT_MARGIN = 20.0 * LINEAR_SLOP
 every side (0.1 m, Box2D's margin); a shape's pairs are looked up again only when its bounds
 leave its fat box. Larger: fewer look-ups for shapes in motion, more pairs kept to filter."""
 
-MANIFOLD_REUSE_DISTANCE = 0.1 * LINEAR_SLOP
+MANIFOLD_REUSE_DISTANCE = LINEAR_SLOP
 """m. A manifold is rebuilt from its anchors instead of collided again while no point of one
 shape has moved more than this relative to the other since it was computed (see
-`manifold_cache`). 0 collides every pair every step."""
+`manifold_cache`). 0 collides every pair every step. The rebuilt depths differ from a fresh
+collision's by at most twice this (1.3 mm at most in the tumbling pile of
+`test_manifold_cache`), the order of the overlap the solver leaves, and a point the collision
+left out is still farther away than the speculative distance less this. A tenth of the slop
+reused only resting pairs: in `tumbler` one slop reuses 3,650 of 4,760 manifolds against 1,700
+(narrowphase 3.9 -> 2.7 ms a step)."""
 
 REFERENCE_FACE_TOLERANCE = 0.1 * LINEAR_SLOP
 """m. Polygon B's face becomes the reference face only if it separates the shapes by more
