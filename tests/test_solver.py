@@ -37,10 +37,11 @@ def _cross(a: complex, b: complex) -> float:
     return (a.conjugate() * b).imag
 
 
-def _random_setup(rng: np.random.Generator, bodies: int, colours: int):
+def _random_setup(rng: np.random.Generator, bodies: int, colours: int, points: int = 2):
     """Random bodies (row 0 static) and `colours` colours of manifolds, each a matching of
     distinct dynamic bodies, some against the static body, some with one point; the last
-    colour has only one-point manifolds (the solver skips its empty second rows)."""
+    colour has only one-point manifolds (the solver skips its empty second rows). With
+    `points` 1, every manifold has one point (the solver then keeps one point a manifold)."""
     a_rows, b_rows, bounds = [], [], [0]
     for _ in range(colours):
         order = rng.permutation(np.arange(1, bodies))
@@ -54,7 +55,7 @@ def _random_setup(rng: np.random.Generator, bodies: int, colours: int):
     angle = rng.uniform(0, 2 * np.pi, m)
     normal = np.stack([np.cos(angle), np.sin(angle)], axis=1)
     valid = np.ones((m, 2), bool)
-    valid[:, 1] = rng.random(m) < 0.7
+    valid[:, 1] = (rng.random(m) < 0.7) & (points == 2)
     valid[bounds[-2]:, 1] = False
     points = rng.normal(size=(m, 2, 2)) * valid[..., None]
     zeros = np.zeros((m, 2))
@@ -73,10 +74,11 @@ def _random_setup(rng: np.random.Generator, bodies: int, colours: int):
     return contacts, np.array(bounds), centers, velocity, inv_mass, inv_inertia
 
 
-def _random_solver(seed: int, bodies: int, colours: int):
+def _random_solver(seed: int, bodies: int, colours: int, points: int = 2):
     """`_random_setup` with its BodyState (velocity copied) and a ContactSolver over it whose
     pivots are the contact points."""
-    contacts, bounds, centers, velocity, inv_mass, inv_inertia = _random_setup(np.random.default_rng(seed), bodies, colours)
+    contacts, bounds, centers, velocity, inv_mass, inv_inertia = _random_setup(np.random.default_rng(seed), bodies,
+                                                                               colours, points)
     body = BodyState(velocity=velocity.copy(), dp=np.zeros(bodies, complex), turned=np.zeros(bodies),
                      dq=np.ones(bodies, complex), inv_mass=inv_mass, inv_inertia=inv_inertia)
     pivots = (contacts.points[..., 0] + 1j * contacts.points[..., 1]).T.copy()
@@ -137,19 +139,29 @@ def _reference_solve(contacts: ContactSet, centers, velocity, inv_mass, inv_iner
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("biased", [True, False])
-def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool, tolerance: float) -> None:
-    contacts, centers, velocity, inv_mass, inv_inertia, body, solver = _random_solver(seed, bodies=40, colours=4)
+@pytest.mark.parametrize("points", [1, 2])
+def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool, points: int,
+                                                         tolerance: float) -> None:
+    contacts, centers, velocity, inv_mass, inv_inertia, body, solver = _random_solver(seed, bodies=40, colours=4,
+                                                                                      points=points)
+    assert solver.points == points
     separation = solver.separations(body)
-    rows = solver.layout.unblock  # the solver keeps its row arrays colour by colour
-    np.testing.assert_allclose(rows(separation, 2)[contacts.valid.T], -contacts.depths.T[contacts.valid.T], atol=1e-12)
-    np.testing.assert_allclose(rows(solver.start_separation, 2)[contacts.valid.T], -contacts.depths.T[contacts.valid.T],
-                               atol=1e-12)
-    assert np.all(rows(solver.start_separation, 2)[~contacts.valid.T] < -1e5)  # an empty point sits deep (`_MISSING`)
+
+    def rows(values: np.ndarray) -> np.ndarray:
+        """(2, M) from the solver's colour-major (P M,) array; an empty second point gets NaN."""
+        out = np.full((2, len(contacts)), np.nan)
+        out[:points] = solver.layout.unblock(values, points)
+        return out
+
+    valid = contacts.valid.T
+    np.testing.assert_allclose(rows(separation)[valid], -contacts.depths.T[valid], atol=1e-12)
+    np.testing.assert_allclose(rows(solver.start_separation)[valid], -contacts.depths.T[valid], atol=1e-12)
+    assert np.all(rows(solver.start_separation)[:points][~valid[:points]] < -1e5)  # an empty point sits deep
     (solver.use_bias if biased else solver.use_relax)(separation)
-    keep = 1.0 - rows(solver.leak, 2) if biased else np.ones((2, len(contacts)))
+    keep = 1.0 - rows(solver.leak) if biased else np.ones((2, len(contacts)))
     # The solver's row speeds carry each row's mass; `scale` is the soft share of it.
-    scale = (rows(solver.scale, 2) if biased else 1.0) * rows(solver.normal_mass, 2)
-    push = rows(solver.push, 2)
+    scale = (rows(solver.scale) if biased else 1.0) * rows(solver.normal_mass)
+    push = rows(solver.push)
     normal, tangent = contacts.normal_impulse.T.copy(), contacts.tangent_impulse.T.copy()
     expected = velocity.copy()
     _reference_solve(contacts, centers, expected, inv_mass, inv_inertia, keep, scale, push, normal, tangent)
@@ -158,12 +170,16 @@ def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool
 
     assert np.abs(normal).max() > 0.1 and np.abs(body.velocity - velocity).max() > 0.1  # something happened
     np.testing.assert_allclose(body.velocity, expected, atol=tolerance)
-    np.testing.assert_allclose(rows(solver.normal_impulse, 2), normal, atol=tolerance)
-    np.testing.assert_allclose(rows(solver.tangent_impulse, 2), tangent, atol=tolerance)
+    np.testing.assert_allclose(rows(solver.normal_impulse)[:points], normal[:points], atol=tolerance)
+    np.testing.assert_allclose(rows(solver.tangent_impulse)[:points], tangent[:points], atol=tolerance)
+    solver.store_impulses()
+    np.testing.assert_allclose(contacts.normal_impulse.T, normal, atol=tolerance)  # an empty point's stay 0
+    np.testing.assert_allclose(contacts.tangent_impulse.T, tangent, atol=tolerance)
 
 
-def test_impulse_velocity_applies_every_stored_impulse(tolerance: float) -> None:
-    contacts, _, velocity, inv_mass, _, body, solver = _random_solver(5, bodies=30, colours=3)
+@pytest.mark.parametrize("points", [1, 2])
+def test_impulse_velocity_applies_every_stored_impulse(points: int, tolerance: float) -> None:
+    contacts, _, velocity, inv_mass, _, body, solver = _random_solver(5, bodies=30, colours=3, points=points)
     body.velocity += solver.impulse_velocity()
     # Linear momentum: each manifold's impulses move A back and B forward by the same amount.
     mass = np.where(inv_mass > 0, 1.0 / np.where(inv_mass > 0, inv_mass, 1.0), 0.0)
@@ -177,10 +193,11 @@ def test_impulse_velocity_applies_every_stored_impulse(tolerance: float) -> None
     assert np.abs(expected[1:]).max() > 0.1
 
 
-def test_a_substeps_velocity_change_is_the_next_warm_start(tolerance: float) -> None:
+@pytest.mark.parametrize("points", [1, 2])
+def test_a_substeps_velocity_change_is_the_next_warm_start(points: int, tolerance: float) -> None:
     """World._solve warm starts each later substep with (velocity after the relax sweep) -
     (velocity before the warm start), not with a fresh sum over contacts: the two must agree."""
-    contacts, _, _, _, _, body, solver = _random_solver(7, bodies=30, colours=3)
+    contacts, _, _, _, _, body, solver = _random_solver(7, bodies=30, colours=3, points=points)
     before = body.velocity.copy()
     body.velocity += solver.impulse_velocity()
     solver.use_bias(solver.separations(body))
@@ -189,5 +206,6 @@ def test_a_substeps_velocity_change_is_the_next_warm_start(tolerance: float) -> 
     solver.use_relax(solver.separations(body))
     solver.solve(body)
 
-    assert np.abs(solver.layout.unblock(solver.normal_impulse, 2) - contacts.normal_impulse.T).max() > 0.1  # the impulses changed
+    changed = solver.layout.unblock(solver.normal_impulse, points) - contacts.normal_impulse.T[:points]
+    assert np.abs(changed).max() > 0.1
     np.testing.assert_allclose(body.velocity - before, solver.impulse_velocity(), atol=tolerance)

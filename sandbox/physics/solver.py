@@ -17,7 +17,10 @@ manifolds), whatever its size, so the layout is chosen to keep that number small
   both points' rows of a colour are one contiguous block and one call updates them together.
 * A manifold has four constraint rows, solved in this order (friction needs the normal
   impulse): the normal at point 0, the normal at point 1, friction at point 0, friction at
-  point 1. A missing point's rows have zero mass and never carry an impulse.
+  point 1. A missing point's rows have zero mass and never carry an impulse. A step whose
+  manifolds all have one point (circles) keeps P = 1 point a manifold and two rows (normal,
+  friction): every per-point array below is then (1, M) instead of (2, M) and every row array
+  (2, ...) instead of (4, ...) (`rain`'s solver: 2.1 -> 1.6 ms a step).
 * Body velocities are one (3, N) block (vx, vy, w), copied to the solver's precision for a
   pass; a colour gathers the six velocities of its manifolds in one `take` as (6, m) =
   (vx_a, vx_b, vy_a, vy_b, w_a, w_b) and writes them back in one assignment.
@@ -141,11 +144,11 @@ its velocity exactly. A colour sweep is mostly two (4, 6, m) einsums, which run 
 fast on float32: the `many_pyramids` solver went from 11.9 to 9.5 ms a step, with the same
 stability figures to four digits in every bench scene. Set to np.float64 to compare."""
 
-_SMALL_SCENE = 2000
-"""Manifolds. Up to this many, where NumPy's cost per call outweighs its cost per element, the
-solver trades memory for calls:
+_SMALL_SCENE = 4000
+"""Points: P M for M manifolds of P points (2,000 manifolds of two points). Up to this many,
+where NumPy's cost per call outweighs its cost per element, the solver trades memory for calls:
 
-* it keeps M^-1 J^T (4, 6, M) beside J, and a colour's velocity change is one einsum instead
+* it keeps M^-1 J^T (2 P, 6, M) beside J, and a colour's velocity change is one einsum instead
   of an einsum and a product: pyramid20's 8 sweep passes took 0.096 against 0.104 ms each;
 * `ColourMajor` reorders with one `take` through index arrays kept while the colour sizes
   stay, not a copy per colour.
@@ -153,10 +156,10 @@ solver trades memory for calls:
 Above it the extra arrays no longer fit the caches with the rest: the base-100 pyramid (15,000
 manifolds) stepped about 0.5 ms slower with M^-1 J^T."""
 
-_LINEAR_ENTRY = np.array([[2, 0, 3, 1], [2, 0, 3, 1], [3, 1, 0, 2], [3, 1, 0, 2]])
+_LINEAR_ENTRY = {points: np.repeat([[2, 0, 3, 1], [3, 1, 0, 2]], points, axis=0) for points in (1, 2)}
 """The linear Jacobian entries (vx_a, vx_b, vy_a, vy_b) of each row, as rows of the table (n.x,
 n.y, -n.x, -n.y): -n, n for the normal rows, -t, t with t = (n.y, -n.x) for the friction rows
-(one gather where filling them took ten calls)."""
+(one gather where filling them took ten calls); for manifolds of one or two points."""
 
 _MISSING = -1.0e6
 """m. Separation given to the empty second point of a one-point manifold: deep, so `use_bias`
@@ -165,7 +168,8 @@ a substep were empty ones). Finite: its zero mass times its bias must stay 0."""
 
 
 def _coupling(jacobian: np.ndarray, inv_mass: np.ndarray, scratch: Scratch) -> np.ndarray:
-    """K = J M^-1 J^T (4, 4, M). The solve reads the lower triangle and the diagonal.
+    """K = J M^-1 J^T (R, R, M) for R = 2 P rows. The solve reads the lower triangle and the
+    diagonal.
 
     The linear part of K[r, s] is (1/mA + 1/mB)(dir_r . dir_s): that sum for two rows of the
     same direction (both normal or both tangent), zero across (n . t = 0). The angular part is
@@ -173,14 +177,15 @@ def _coupling(jacobian: np.ndarray, inv_mass: np.ndarray, scratch: Scratch) -> n
     angular columns. 15 against 24 us for pyramid20's 590 manifolds, 104 against 128 us for
     15,000, than two broadcast outer products and their sum (and the 10 entries the solve
     reads, one by one, took 36 calls)."""
-    m = jacobian.shape[2]
-    coupling = scratch.get("coupling", (4, 4, m), F)
+    rows, _, m = jacobian.shape
+    points = rows // 2
+    coupling = scratch.get("coupling", (rows, rows, m), F)
     angular = jacobian[:, 4:]
-    weighted = np.multiply(angular, inv_mass[4:], out=scratch.get("coupling product", (4, 2, m), F))
+    weighted = np.multiply(angular, inv_mass[4:], out=scratch.get("coupling product", (rows, 2, m), F))
     _einsum("rkm,skm->rsm", angular, weighted, out=coupling)
     linear = inv_mass[0] + inv_mass[1]
-    coupling[:2, :2] += linear
-    coupling[2:, 2:] += linear
+    coupling[:points, :points] += linear
+    coupling[points:, points:] += linear
     return coupling
 
 
@@ -200,8 +205,8 @@ class ColourMajor:
     holds the index arrays of a small scene (see `block`, `spread`, `unblock`), kept by the caller
     while `bounds` stays the same, or is None."""
 
-    def __init__(self, bounds: np.ndarray, orders: dict | None = None) -> None:
-        self.bounds = bounds
+    def __init__(self, bounds: np.ndarray, orders: dict | None = None, points: int = 2) -> None:
+        self.bounds, self.points = bounds, points
         ends = bounds.tolist()
         self.runs = list(zip(ends[:-1], ends[1:]))
         self._count = ends[-1]
@@ -230,6 +235,9 @@ class ColourMajor:
         r = len(parts[0]) if len(parts) == 1 else sum(len(part) for part in parts)
         if out is None:
             out = np.empty(r * self._count, dtype or parts[0].dtype)
+        if r == 1:  # one row: colour-major is the row itself
+            np.copyto(out, parts[0].reshape(-1))
+            return out
         if self._orders is not None:
             flat = (parts[0] if len(parts) == 1 else np.concatenate(parts)).reshape(-1)
             if flat.dtype == out.dtype:
@@ -244,17 +252,18 @@ class ColourMajor:
         return out
 
     def spread(self, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """Per-manifold `values` (M,) given to both points: (2 M,) colour-major. A small scene
-        takes them through a kept index of each point's manifold."""
+        """Per-manifold `values` (M,) given to each of the P `points`: (P M,) colour-major. A
+        small scene takes them through a kept index of each point's manifold."""
+        p = self.points
         if out is None:
-            out = np.empty(2 * self._count, values.dtype)
+            out = np.empty(p * self._count, values.dtype)
         if self._orders is None:
             for s, e in self.runs:
-                out[2 * s: 2 * e].reshape(2, e - s)[:] = values[s:e]
+                out[p * s: p * e].reshape(p, e - s)[:] = values[s:e]
             return out
-        manifold = self._orders.get("manifold")
+        manifold = self._orders.get(("manifold", p))
         if manifold is None:
-            manifold = self._orders["manifold"] = self._order(2) % max(self._count, 1)
+            manifold = self._orders[("manifold", p)] = self._order(p) % max(self._count, 1)
         if values.dtype == out.dtype:
             return values.take(manifold, out=out, mode="clip")
         np.copyto(out, values.take(manifold))
@@ -263,6 +272,8 @@ class ColourMajor:
     def unblock(self, flat: np.ndarray, rows: int) -> np.ndarray:
         """The colour-major `flat` (rows M,) as a row-major (rows, M) array (a small scene:
         one `take` through a kept index)."""
+        if rows == 1:
+            return flat.reshape(1, self._count).copy()
         if self._orders is not None:
             back = self._orders.get(("back", rows))
             if back is None:  # the inverse permutation of `_order(rows)`
@@ -284,34 +295,36 @@ class _Colour:
     Python-level slicing and allocates nothing (each row's arrays are unpacked from a tuple).
 
     `work` is this colour's block of the solver's scratch, carved into the row speeds `speed`
-    (4, m) (each row's relative speed times its mass, see `ContactSolver`), the velocity change
-    `change` (6, m), and the friction bounds `low`, `high` and row products (k, m) for its k
-    points."""
+    (R, m) (each row's relative speed times its mass, see `ContactSolver`; R = 2 P rows), the
+    velocity change `change` (6, m), the friction bounds `low`, `high` (P, m) and the row
+    products (2 P - 1, m)."""
 
     def __init__(self, solver: "ContactSolver", colour: int, two_points: bool, work: np.ndarray) -> None:
         # A busy scene's colour sizes change every step, and so do these views: sliced directly
         # (colour-major rows, see `ColourMajor`), tumbler's 9 colours take 82 against 112 us.
         start, stop = solver.layout.runs[colour]
         run, m = slice(start, stop), stop - start
+        p, r = solver.points, 2 * solver.points
         self.take = solver.take[6 * start: 6 * stop].reshape(6, m)  # (6, m): `take` then gives (6, m) too
         self.row_jacobian, self.jacobian = solver.row_jacobian[..., run], solver.jacobian[..., run]
         self.inv_mass = solver.inv_mass[:, run]
         self.response = None if solver.response is None else solver.response[..., run]
         self.coupling, self.mass = solver.coupling[..., run], solver.mass[:, run]
-        self.delta = d = solver.delta[4 * start: 4 * stop].reshape(4, m)
-        work = work.reshape(17, m)
-        sp, self.change, low, high, product = work[:4], work[4:10], work[10:12], work[12:14], work[14:]
+        self.delta = d = solver.delta[r * start: r * stop].reshape(r, m)
+        work = work.reshape(6 * p + 5, m)
+        sp, self.change, low, high, product = work[:r], work[r:r + 6], work[r + 6:r + 6 + p], \
+            work[r + 6 + p:r + 6 + r], work[r + 6 + r:]
         self.speed = sp
         # A colour of one-point manifolds (circles) skips the empty second point's rows: their
-        # impulses stay zero. Rows of point j: normal j, friction 2 + j. Every (k, m) array
+        # impulses stay zero. Rows of point j: normal j, friction P + j. Every (k, m) array
         # below is contiguous (see `ColourMajor`).
         k = 2 if two_points else 1
         kk = self.coupling
-        rows = slice(2 * start, 2 * start + k * m)  # the first k of a colour's two rows of m
+        rows = slice(p * start, p * start + k * m)  # the first k of a colour's P rows of m
         self.lam_n, self.lam_t, self.push, scale, self.friction, constant = (
             values[rows].reshape(k, m) for values in (solver.normal_impulse, solver.tangent_impulse, solver.push,
                                                       solver.scale, solver.friction, solver.constant))
-        self.e_n, self.e_t = d[:k], d[2:2 + k]
+        self.e_n, self.e_t = d[:k], d[p:p + k]
         self.low, self.high = low[:k], high[:k]
         # The normal rows start as e = scale speed + constant (biased) or speed + push (relax),
         # both points in one call each; `normals` then finishes them one after the other.
@@ -327,11 +340,10 @@ class _Colour:
         else:
             self.biased_normals += (None,)
             self.relax_normals += (None,)
-            self.normals = (d[0], self.lam_n[0], None, None, None, kk[2, 0], product[0], sp[2])
+            self.normals = (d[0], self.lam_n[0], None, None, None, kk[p, 0], product[0], sp[p])
         # Friction at point 0 passes its impulse on to point 1's friction row; point 1 to none.
-        follows = [(kk[3, 2], sp[3], product[2]), None]
-        self.friction_rows = [(sp[2 + j], d[2 + j], self.low[j], self.high[j],
-                               follows[j] if two_points else None) for j in range(k)]
+        follows = [(kk[3, 2], sp[3], product[2]), None] if two_points else [None]
+        self.friction_rows = [(sp[p + j], d[p + j], self.low[j], self.high[j], follows[j]) for j in range(k)]
 
     def gather(self, velocity: np.ndarray) -> np.ndarray:
         """The colour's body velocities (6, m) taken from the flat (3 N,) block in the solver's
@@ -377,12 +389,17 @@ class ContactSolver:
         a, b = contacts.body_a, contacts.body_b
         m, n_body = len(a), body.velocity.shape[1]
         self.a, self.b, self.n_body = a, b, n_body
+        # A step whose manifolds all have one point (circles, and circles on polygons) keeps one
+        # point a manifold: every per-point array is (1, M) where it would be (2, M), half of
+        # it empty, and a row array (2, M) where it would be (4, M).
+        self.points = p_count = 2 if contacts.valid[:, 1].any() else 1
+        rows = 2 * p_count
         n = as_complex(contacts.normal)
         self.nc = nc = n.conj()
         # Every (rows, M) array is made C-contiguous: a transposed (F-ordered) impulse array made
         # each sweep's impulse rows strided, and the stored-impulse einsum took 0.50 against
         # 0.14 ms on the base-100 pyramid.
-        p = np.ascontiguousarray(as_complex(contacts.points).T)
+        p = np.ascontiguousarray(as_complex(contacts.points).T[:p_count])
         # Anchors are fixed for the step (Box2D v3): the Jacobians are computed once. An arm r
         # times conj(n) is r in the contact's frame: Re = r . n, Im = cross(n, r); with the
         # tangent t = -i n = (n.y, -n.x) (Box2D's right perpendicular) the angular Jacobian
@@ -390,13 +407,13 @@ class ContactSolver:
         # -Im(rB n*), Re(rA n*) and -Re(rB n*).
         center_a, center_b = centers[a], centers[b]
         arm_a, arm_b = (p - center_a) * nc, (p - center_b) * nc
-        valid = np.ascontiguousarray(contacts.valid.T)
-        jacobian = scratch.get("jacobian", (4, 6, m), F)  # every entry is written below
-        normal, tangent = jacobian[:2], jacobian[2:]
+        valid = np.ascontiguousarray(contacts.valid.T[:p_count])
+        jacobian = scratch.get("jacobian", (rows, 6, m), F)  # every entry is written below
+        normal, tangent = jacobian[:p_count], jacobian[p_count:]
         signed = np.empty((4, m), F)  # n.x, n.y, -n.x, -n.y
         signed[:2] = contacts.normal.T
         np.negative(signed[:2], out=signed[2:])
-        jacobian[:, :4] = signed[_LINEAR_ENTRY]
+        jacobian[:, :4] = signed[_LINEAR_ENTRY[p_count]]
         np.copyto(normal[:, 4], arm_a.imag)
         np.negative(arm_b.imag, out=normal[:, 5])
         np.copyto(tangent[:, 4], arm_a.real)
@@ -413,22 +430,22 @@ class ContactSolver:
         self.inv_mass = masses.take(gather, out=scratch.get("inverse mass", (6, m), F), mode="clip")
         self.coupling = _coupling(jacobian, self.inv_mass, scratch)
         self.response = None
-        small = m <= _SMALL_SCENE
+        small = p_count * m <= _SMALL_SCENE
         if small:
-            self.response = np.multiply(jacobian, self.inv_mass, out=scratch.get("response", (4, 6, m), F))
+            self.response = np.multiply(jacobian, self.inv_mass, out=scratch.get("response", (rows, 6, m), F))
         # A missing point's rows get zero mass, so they never carry an impulse: the solve
         # gives max(0 - 0 - 0, 0) for its normal and a zero friction limit. Its Jacobian rows
         # may then hold anything finite, and are left unmasked.
         k = np.einsum("rrm->rm", self.coupling)
         usable = np.concatenate([valid, valid]) & (k > 0.0)
-        mass = scratch.get("mass", (4, m), F)
+        mass = scratch.get("mass", (rows, m), F)
         mass.fill(0.0)
         self.mass = np.divide(1.0, k, out=mass, where=usable)
         # The sweeps work on each row's speed times its mass (`row_jacobian` = mass J), so a
         # row's impulse change is that scaled speed plus constants, and the coupling rows are
         # scaled alike (K[r, s] mass[r]): a friction row's update is one clamp and a relax
         # normal row's one addition, four calls a colour fewer (pyramid20's passes: 0.092 to 0.082 ms).
-        self.row_jacobian = np.multiply(jacobian, mass[:, None], out=scratch.get("row jacobian", (4, 6, m), F))
+        self.row_jacobian = np.multiply(jacobian, mass[:, None], out=scratch.get("row jacobian", (rows, 6, m), F))
         self.coupling *= mass[:, None]
 
         # Current separation = dot(dpB - dpA + dqB rB - dqA rA, n) + base with the pivot arms
@@ -436,47 +453,51 @@ class ContactSolver:
         # are constants folded into the base. A missing point gets `_MISSING`.
         # The arms are kept pre-multiplied by conj(n): Re(dq r conj(n)) is then the arm's turned
         # offset along the normal, and a substep's separations cost two products, not three.
-        # Everything per point from here on is colour-major (`layout`), flat (2 M,).
+        # Everything per point from here on is colour-major (`layout`), flat (P M,).
         if small and scratch.orders[0] != tuple(bounds):
             scratch.orders = tuple(bounds), {}
-        layout = self.layout = ColourMajor(bounds, scratch.orders[1] if small else None)
-        self.ra_n = arm_a if pivot_a is None else (pivot_a - center_a) * nc
-        self.rb_n = arm_b if pivot_b is None else (pivot_b - center_b) * nc
-        depth = np.ascontiguousarray(contacts.depths.T)
+        layout = self.layout = ColourMajor(bounds, scratch.orders[1] if small else None, p_count)
+        self.ra_n = arm_a if pivot_a is None else (pivot_a[:p_count] - center_a) * nc
+        self.rb_n = arm_b if pivot_b is None else (pivot_b[:p_count] - center_b) * nc
+        depth = np.ascontiguousarray(contacts.depths.T[:p_count])
         self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, _MISSING)
         self.start_separation = layout.block(np.where(valid, -depth, _MISSING))
-        """(2 M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
-        self._rows, self._turned = np.empty((2, m)), np.empty((2, m), np.complex128)
-        self._separation, self._bias = np.empty(2 * m), np.empty(2 * m)
+        """(P M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
+        self._rows, self._turned = np.empty((p_count, m)), np.empty((p_count, m), np.complex128)
+        self._separation, self._bias = np.empty(p_count * m), np.empty(p_count * m)
         # Each point's softness (bias rate, mass scale, impulse scale): one gather from a table
         # of the two kinds, by whether its manifold touches the ground.
         table = np.array([[contact_soft.bias_rate, static_soft.bias_rate],
                           [contact_soft.mass_scale, static_soft.mass_scale],
                           [contact_soft.impulse_scale, static_soft.impulse_scale]])
         self.bias_rate, mass_scale, impulse_scale = table.take(layout.spread(ground.view(np.int8)), axis=1)
-        self.normal_mass = layout.block(self.mass[:2])
+        self.normal_mass = layout.block(self.mass[:p_count])
         self.mass_scale, self.impulse_scale = mass_scale.astype(F), impulse_scale.astype(F)
         # Every array the colour views below point into comes from the scratch, so a step
         # whose colours have the sizes of the last reuses the views (making them costs about
         # 9 us a colour: 82 us for tumbler's 9).
-        rows2, rows4 = (2 * m,), (4 * m,)
-        self.friction = layout.spread(contacts.friction, out=scratch.get("friction", rows2, F))
-        self.normal_impulse = layout.block(contacts.normal_impulse.T, out=scratch.get("normal impulse", rows2, F))
-        self.tangent_impulse = layout.block(contacts.tangent_impulse.T, out=scratch.get("tangent impulse", rows2, F))
+        per_point, per_row = (p_count * m,), (rows * m,)
+        self.friction = layout.spread(contacts.friction, out=scratch.get("friction", per_point, F))
+        self.normal_impulse = layout.block(contacts.normal_impulse.T[:p_count],
+                                           out=scratch.get("normal impulse", per_point, F))
+        self.tangent_impulse = layout.block(contacts.tangent_impulse.T[:p_count],
+                                            out=scratch.get("tangent impulse", per_point, F))
         # The most each normal impulse reached, taken after every sweep pass: a row changes
         # only in its colour's sweep, so that is the same as after every colour, in one call
         # a pass instead of one a colour.
-        self._peak, self.delta = scratch.get("peak", rows2, F), scratch.get("delta", rows4, F)
+        self._peak, self.delta = scratch.get("peak", per_point, F), scratch.get("delta", per_row, F)
         self._peak.fill(0.0)
         self.delta.fill(0.0)
         # use_bias and use_relax write these whole before a sweep reads them; `constant` is
         # set at the start of each biased pass.
         self.leak, self.scale, self.push, self.constant = (
-            scratch.get(name, rows2, F) for name in ("leak", "scale", "push", "constant"))
+            scratch.get(name, per_point, F) for name in ("leak", "scale", "push", "constant"))
         self.leaking = False
         # K[1, 0] given to both points (point 1's copy is read), and times the biased scale.
-        self._coupling_1_0 = layout.spread(self.coupling[1, 0], out=scratch.get("coupling 1 0", rows2, F))
-        self.scaled_coupling = scratch.get("scaled coupling", rows2, F)
+        self._coupling_1_0 = self.scaled_coupling = None
+        if p_count == 2:
+            self._coupling_1_0 = layout.spread(self.coupling[1, 0], out=scratch.get("coupling 1 0", per_point, F))
+            self.scaled_coupling = scratch.get("scaled coupling", per_point, F)
         self._velocity, self._velocity_start = np.empty(3 * n_body, F), np.empty(3 * n_body, F)
         self.take = layout.block(gather, out=scratch.get("take", (6 * m,), np.int64))  # colour-major
         # Approach speed of each point at the start of the step, for restitution (m/s).
@@ -484,17 +505,21 @@ class ContactSolver:
         if (contacts.restitution > 0.0).any():
             self.restitution = layout.spread(contacts.restitution)
             gathered = body.velocity.reshape(-1).take(gather)
-            self.relative_velocity = layout.block(np.einsum("rkm,km->rm", self.jacobian[:2], gathered))
-        two_points = np.logical_or.reduceat(valid[1], bounds[:-1]) if m else np.zeros(0, bool)
-        key = (scratch.generation, tuple(bounds), tuple(two_points))
+            self.relative_velocity = layout.block(np.einsum("rkm,km->rm", self.jacobian[:p_count], gathered))
+        two_points = np.zeros(len(bounds) - 1, bool)
+        if p_count == 2 and m:
+            two_points = np.logical_or.reduceat(valid[1], bounds[:-1])
+        key = (scratch.generation, p_count, tuple(bounds), tuple(two_points))
         if scratch.colours[0] != key:
-            work = scratch.get("colour work", (17 * m,), F)
-            colours = [_Colour(self, c, bool(two_points[c]), work[17 * s: 17 * e]) for c, (s, e) in enumerate(layout.runs)]
+            size = 6 * p_count + 5  # see `_Colour`
+            work = scratch.get("colour work", (size * m,), F)
+            colours = [_Colour(self, c, bool(two_points[c]), work[size * s: size * e])
+                       for c, (s, e) in enumerate(layout.runs)]
             scratch.colours = (scratch.generation, *key[1:]), colours
         self.colours = scratch.colours[1]
 
     def separations(self, body: BodyState) -> np.ndarray:
-        """(2 M,) current separation of each point (m), colour-major (`layout`): positive
+        """(P M,) current separation of each point (m), colour-major (`layout`): positive
         apart, negative overlapping. The array is overwritten by the next call."""
         a, b, out, turned = self.a, self.b, self._rows, self._turned
         np.multiply(body.dq.take(b), self.rb_n, out=turned)
@@ -533,7 +558,8 @@ class ContactSolver:
             self.scale[ahead] = 1.0
         bias *= self.normal_mass
         np.multiply(self.scale, bias, out=self.push)
-        np.multiply(self.scale, self._coupling_1_0, out=self.scaled_coupling)
+        if self.points == 2:
+            np.multiply(self.scale, self._coupling_1_0, out=self.scaled_coupling)
         self.leaking = True
 
     def use_relax(self, separation: np.ndarray) -> None:
@@ -554,7 +580,9 @@ class ContactSolver:
         and four subtractions of about 0.02 ms a step."""
         if len(self.a) == 0:
             return np.zeros((3, self.n_body))
-        impulse = np.concatenate([self.layout.unblock(self.normal_impulse, 2), self.layout.unblock(self.tangent_impulse, 2)])
+        p = self.points
+        impulse = np.concatenate([self.layout.unblock(self.normal_impulse, p),
+                                  self.layout.unblock(self.tangent_impulse, p)])
         per_point = np.einsum("rkm,rm->km", self.jacobian, impulse) * self.inv_mass
         # Summed per body by the same flat (3 N,) indices the sweeps gather with.
         return np.bincount(self._gather.reshape(-1), per_point.reshape(-1), 3 * self.n_body).reshape(3, -1)
@@ -645,27 +673,29 @@ class ContactSolver:
         velocity = self._working_velocity(body)
         bounce_all = (self.relative_velocity < -self.threshold) & (self._peak > 0.0) & (self.restitution > 0.0)
         target_all = self.restitution * self.relative_velocity
-        layout = self.layout
+        layout, p = self.layout, self.points
         for colour, c in enumerate(self.colours):
-            bounce = layout.run(bounce_all, 2, colour)
+            bounce = layout.run(bounce_all, p, colour)
             if not bounce.any():
                 continue
             u = c.gather(velocity)
-            lam, d, speed = layout.run(self.normal_impulse, 2, colour), c.delta, c.speed
-            target = layout.run(target_all, 2, colour)
-            d[2:] = 0.0
-            for j in (0, 1):  # the row speeds carry the mass
+            lam, d, speed = layout.run(self.normal_impulse, p, colour), c.delta, c.speed
+            target = layout.run(target_all, p, colour)
+            d[p:] = 0.0
+            for j in range(p):  # the row speeds carry the mass
                 total = np.where(bounce[j], np.maximum(lam[j] - speed[j] - c.mass[j] * target[j], 0.0), lam[j])
                 np.subtract(lam[j], total, out=d[j])
                 lam[j] = total
-                if j == 0:
+                if j == 0 and p == 2:
                     speed[1] -= c.coupling[1, 0] * d[0]
             c.scatter(velocity, u)
         self._commit(body)
 
     def store_impulses(self) -> None:
         """Write the accumulated impulses back into the `ContactSet` (for warm starting and display)."""
-        unblock = self.layout.unblock
-        self.contacts.normal_impulse = unblock(self.normal_impulse, 2).T.astype(np.float64)
-        self.contacts.tangent_impulse = unblock(self.tangent_impulse, 2).T.astype(np.float64)
-        self.contacts.max_normal_impulse = unblock(self._peak, 2).T.astype(np.float64)
+        m, p = len(self.a), self.points
+        for name, values in (("normal_impulse", self.normal_impulse), ("tangent_impulse", self.tangent_impulse),
+                             ("max_normal_impulse", self._peak)):
+            stored = np.zeros((m, 2))  # an empty second point's impulses stay zero
+            stored[:, :p] = self.layout.unblock(values, p).T
+            setattr(self.contacts, name, stored)
