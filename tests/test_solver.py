@@ -57,10 +57,10 @@ def _random_setup(rng: np.random.Generator, bodies: int, colours: int, points: i
     valid = np.ones((m, 2), bool)
     valid[:, 1] = (rng.random(m) < 0.7) & (points == 2)
     valid[bounds[-2]:, 1] = False
-    points = rng.normal(size=(m, 2, 2)) * valid[..., None]
+    where = rng.normal(size=(m, 2, 2)) * valid[..., None]
     zeros = np.zeros((m, 2))
     contacts = ContactSet(
-        shape_a=a, shape_b=b, body_a=a, body_b=b, normal=normal, points=points,
+        shape_a=a, shape_b=b, body_a=a, body_b=b, normal=normal, points=where,
         depths=rng.uniform(-0.01, 0.05, (m, 2)) * valid, ids=np.zeros((m, 2), np.int64), valid=valid,
         friction=rng.uniform(0.2, 1.0, m), restitution=np.zeros(m), persisted=np.zeros((m, 2), bool),
         normal_impulse=rng.uniform(0, 0.5, (m, 2)) * valid, tangent_impulse=rng.uniform(-0.1, 0.1, (m, 2)) * valid,
