@@ -257,6 +257,9 @@ class ColourMajor:
         p = self.points
         if out is None:
             out = np.empty(p * self._count, values.dtype)
+        if p == 1:  # one point: colour-major is the manifolds' own order (as in `block`)
+            np.copyto(out, values)
+            return out
         if self._orders is None:
             for s, e in self.runs:
                 out[p * s: p * e].reshape(p, e - s)[:] = values[s:e]
