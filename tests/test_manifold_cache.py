@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from helpers import DT, ground_world, pyramid, run
 
-from sandbox.physics import World, box, collide, settings
+from sandbox.physics import Circle, World, box, collide, settings
 
 TOLERANCE = settings.MANIFOLD_REUSE_DISTANCE
 
@@ -46,6 +46,22 @@ def test_a_resting_box_reuses_its_manifold_and_it_matches_a_fresh_collision():
     np.testing.assert_allclose(c.normal[0], fresh.normal, atol=TOLERANCE)
     np.testing.assert_allclose(c.depths[0], fresh.depths, atol=TOLERANCE)
     np.testing.assert_allclose(c.points[0], fresh.points, atol=TOLERANCE)
+
+
+def test_a_resting_ball_is_collided_every_step_and_still_warm_started():
+    world = ground_world()
+    crate = world.create_body("dynamic", position=(-2.0, 0.5))
+    crate.add_shape(box(0.5, 0.5), friction=0.6)
+    ball = world.create_body("dynamic", position=(2.0, 0.5))
+    ball.add_shape(Circle(0.5), friction=0.6)
+    run(world, 3.0)
+    c = world.contacts
+    # The box's manifold is reused; the ball's is collided afresh (reuse would cost as much),
+    # yet its point persists, so it starts from last step's impulse.
+    assert world.profile.manifolds == 2 and world.profile.reused == 1
+    on_ball = int(np.flatnonzero((c.body_a == ball._row) | (c.body_b == ball._row))[0])
+    assert c.persisted[on_ball, 0] and c.normal_impulse[on_ball, 0] > 0.0
+    assert abs(ball.position[1] - 0.5) < 0.01
 
 
 def test_a_sliding_box_is_collided_every_step():

@@ -27,8 +27,8 @@ every side (0.1 m, Box2D's margin); a shape's pairs are looked up again only whe
 leave its fat box. Larger: fewer look-ups for shapes in motion, more pairs kept to filter."""
 
 MANIFOLD_REUSE_DISTANCE = LINEAR_SLOP
-"""m. A manifold is rebuilt from its anchors instead of collided again while no point of one
-shape has moved more than this relative to the other since it was computed (see
+"""m. A manifold of two polygons is rebuilt from its anchors instead of collided again while no
+point of one shape has moved more than this relative to the other since it was computed (see
 `manifold_cache`). 0 collides every pair every step. The rebuilt depths differ from a fresh
 collision's by at most twice this (1.3 mm at most in the tumbling pile of
 `test_manifold_cache`), the order of the overlap the solver leaves, and a point the collision

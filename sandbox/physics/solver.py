@@ -89,12 +89,15 @@ class BodyState:
     inv_mass: np.ndarray
     inv_inertia: np.ndarray
 
-    def integrate_positions(self, h: float) -> None:
-        """Advance dp and the rotation by one substep of h seconds at the current velocities."""
+    def integrate_positions(self, h: float, turning: bool = True) -> None:
+        """Advance dp and the rotation by one substep of h seconds at the current velocities;
+        `dq` too unless not `turning` (no separation reads it: `ContactSolver.turning`)."""
         v = self.velocity
         self.dp.real += h * v[0]
         self.dp.imag += h * v[1]
         self.turned += h * v[2]
+        if not turning:
+            return
         # dq only re-measures separations during the step (the new angle comes from `turned`),
         # so single precision does, as for the solver's other arrays: float32 cos and sin are
         # vectorised, 4 to 7 times faster (16 against 4 us for 1,000 bodies).
@@ -160,6 +163,12 @@ _LINEAR_ENTRY = {points: np.repeat([[2, 0, 3, 1], [3, 1, 0, 2]], points, axis=0)
 """The linear Jacobian entries (vx_a, vx_b, vy_a, vy_b) of each row, as rows of the table (n.x,
 n.y, -n.x, -n.y): -n, n for the normal rows, -t, t with t = (n.y, -n.x) for the friction rows
 (one gather where filling them took ten calls); for manifolds of one or two points."""
+
+_DECOUPLED = 1.0e-6
+"""A one-point row's friction speed changes by K[t, n] mass_t times the normal impulse change
+(`coupling`, dimensionless); at or below this everywhere the sweeps leave the term out. A
+circle's normal runs through its centre, so its only term is round-off (about 1e-16), as it is
+on a body that does not turn (a static wall): every step of `rain` (about 60 us a step)."""
 
 _MISSING = -1.0e6
 """m. Separation given to the empty second point of a one-point manifold: deep, so `use_bias`
@@ -343,7 +352,8 @@ class _Colour:
         else:
             self.biased_normals += (None,)
             self.relax_normals += (None,)
-            self.normals = (d[0], self.lam_n[0], None, None, None, kk[p, 0], product[0], sp[p])
+            to_friction = None if solver.decoupled else kk[p, 0]
+            self.normals = (d[0], self.lam_n[0], None, None, None, to_friction, product[0], sp[p])
         # Friction at point 0 passes its impulse on to point 1's friction row; point 1 to none.
         follows = [(kk[3, 2], sp[3], product[2]), None] if two_points else [None]
         self.friction_rows = [(sp[p + j], d[p + j], self.low[j], self.high[j], follows[j]) for j in range(k)]
@@ -450,6 +460,9 @@ class ContactSolver:
         # normal row's one addition, four calls a colour fewer (pyramid20's passes: 0.092 to 0.082 ms).
         self.row_jacobian = np.multiply(jacobian, mass[:, None], out=scratch.get("row jacobian", (rows, 6, m), F))
         self.coupling *= mass[:, None]
+        # Whether a one-point step's normal impulses leave its friction rows alone (see
+        # `_DECOUPLED`): the sweeps then skip two calls a colour.
+        self.decoupled = p_count == 1 and bool(np.abs(self.coupling[1, 0]).max(initial=0.0) <= _DECOUPLED)
 
         # Current separation = dot(dpB - dpA + dqB rB - dqA rA, n) + base with the pivot arms
         # rA, rB; at the start it is -depth. The pivot-to-point offsets do not turn, so they
@@ -464,7 +477,18 @@ class ContactSolver:
         self.rb_n = arm_b if pivot_b is None else (pivot_b[:p_count] - center_b) * nc
         depth = np.ascontiguousarray(contacts.depths.T[:p_count])
         self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, _MISSING)
-        self.start_separation = layout.block(np.where(valid, -depth, _MISSING))
+        start = np.where(valid, -depth, _MISSING)
+        self.start_separation = layout.block(start)
+        # Whether an arm turns: if every arm is zero (a circle's centre) or on a body that
+        # cannot turn this step, the separations need no rotations (`rain`: 10 of their 13
+        # calls a substep, and integrate_positions its cosines and sines).
+        self.turning = True
+        if pivot_a is not None and pivot_b is not None:
+            can_turn = (body.inv_inertia > 0.0) | (body.velocity[2] != 0.0)
+            self.turning = bool(((self.ra_n != 0.0) & can_turn.take(a)).any()
+                                or ((self.rb_n != 0.0) & can_turn.take(b)).any())
+            if not self.turning:
+                self.base = start
         """(P M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
         self._rows, self._turned = np.empty((p_count, m)), np.empty((p_count, m), np.complex128)
         self._separation, self._bias = np.empty(p_count * m), np.empty(p_count * m)
@@ -512,7 +536,7 @@ class ContactSolver:
         two_points = np.zeros(len(bounds) - 1, bool)
         if p_count == 2 and m:
             two_points = np.logical_or.reduceat(valid[1], bounds[:-1])
-        key = (scratch.generation, p_count, tuple(bounds), tuple(two_points))
+        key = (scratch.generation, p_count, self.decoupled, tuple(bounds), tuple(two_points))
         if scratch.colours[0] != key:
             size = 6 * p_count + 5  # see `_Colour`
             work = scratch.get("colour work", (size * m,), F)
@@ -525,6 +549,12 @@ class ContactSolver:
         """(P M,) current separation of each point (m), colour-major (`layout`): positive
         apart, negative overlapping. The array is overwritten by the next call."""
         a, b, out, turned = self.a, self.b, self._rows, self._turned
+        if not self.turning:  # the arms' offsets are in `base`
+            shift = body.dp.take(b)
+            shift -= body.dp.take(a)
+            shift *= self.nc
+            np.add(shift.real, self.base, out=out)
+            return self.layout.block(out, out=self._separation)
         np.multiply(body.dq.take(b), self.rb_n, out=turned)
         np.copyto(out, turned.real)
         np.multiply(body.dq.take(a), self.ra_n, out=turned)
@@ -641,14 +671,15 @@ class ContactSolver:
                 add(speed, push, e)
             e0, lam0, product0, e1, lam1, to_friction, product, friction_speed = c.normals
             minimum(e0, lam0, out=e0)
-            if e1 is None:  # one point: its impulse passes on to its friction row alone
-                multiply(to_friction, e0, product)
-            else:
+            if e1 is not None:
                 multiply(coupling, e0, product0)
                 subtract(e1, product0, e1)
                 minimum(e1, lam1, out=e1)
                 _einsum("rsm,sm->rm", to_friction, e, out=product)
-            subtract(friction_speed, product, friction_speed)
+                subtract(friction_speed, product, friction_speed)
+            elif to_friction is not None:  # one point: its impulse passes on to its friction row alone
+                multiply(to_friction, e0, product)
+                subtract(friction_speed, product, friction_speed)
             subtract(c.lam_n, c.e_n, c.lam_n)
             # Friction: e = mass vt, clamped so that lam - e stays within +-friction lam_normal.
             high, low, lam_t = c.high, c.low, c.lam_t

@@ -645,17 +645,17 @@ class World:
         contact point on a polygon, the world centre on a circle; None for a side with no
         circle (all pivots are the contact points)."""
         s, b = self._shapes, self._bodies
-        if not (s.kind == CIRCLE).any():  # a world of polygons: one test, not one per side
+        circle = s.kind == CIRCLE
+        if not circle.any():  # a world of polygons: one test, not one per side
             return None, None
         points = as_complex(contacts.points).T
+        # Every circle's world centre once, then gathered per manifold by `take`: 95 -> 75 us
+        # a step for `rain`'s 2,000 manifolds, against fancy-indexed centres per manifold.
+        center = as_complex(b.pos).take(s.body) + rot_c.take(s.body) * s.verts.view(np.complex128)[:, 0, 0]
         pivots = []
-        for shape, body in ((contacts.shape_a, contacts.body_a), (contacts.shape_b, contacts.body_b)):
-            circle = s.kind[shape] == CIRCLE
-            if not circle.any():
-                pivots.append(None)
-                continue
-            center = as_complex(b.pos)[body] + rot_c[body] * s.verts.view(np.complex128)[shape, 0, 0]
-            pivots.append(np.where(circle, center, points))
+        for shape in (contacts.shape_a, contacts.shape_b):
+            on_circle = circle.take(shape)
+            pivots.append(np.where(on_circle, center.take(shape), points) if on_circle.any() else None)
         return pivots[0], pivots[1]
 
     def _stop_at_tile_edges(self, dynamic: np.ndarray, pos0: np.ndarray, angle0: np.ndarray) -> None:
@@ -727,7 +727,7 @@ class World:
             body.velocity += warm
             solver.use_bias(separation)
             solver.solve(body)
-            body.integrate_positions(h)
+            body.integrate_positions(h, solver.turning)
             separation = solver.separations(body)
             solver.use_relax(separation)
             solver.solve(body)
