@@ -275,17 +275,18 @@ def _polygon_pairs(shapes, pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray
 def _carry_over(new: ContactSet, kept: _Kept, warm: bool) -> None:
     """Give freshly collided manifolds their pair's kept colour (-1 for a new pair) and, when
     `warm`, each point the impulses of the kept point of the same pair and feature id."""
-    new.color = np.full(len(new), -1, np.int64)
     if len(kept.keys) == 0 or len(new) == 0:
+        new.color = np.full(len(new), -1, np.int64)
         return
     at, found = look_up(kept.keys, pair_keys(new.shape_a, new.shape_b))
-    new.color[found] = kept.color[at[found]]
+    new.color = np.where(found, kept.color.take(at), -1)
     if not warm:
         return
     ids, valid = kept.ids.take(at, axis=0), kept.valid.take(at, axis=0) & found[:, None]
     normal, tangent = kept.normal_impulse.take(at, axis=0), kept.tangent_impulse.take(at, axis=0)
     new.persisted = np.zeros((len(new), 2), bool)
-    for k in (0, 1):
+    # A kept second point that never exists (circles) matches nothing: 4 calls fewer.
+    for k in (0, 1) if valid[:, 1].any() else (0,):
         same = valid[:, k, None] & (ids[:, k, None] == new.ids) & new.valid
         new.persisted |= same
         new.normal_impulse = np.where(same, normal[:, k, None], new.normal_impulse)
