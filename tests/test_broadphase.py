@@ -48,6 +48,30 @@ def test_grid_pairs_and_subset_queries_match_brute_force(data):
     np.testing.assert_array_equal(qj, bj[wanted])
 
 
+@given(st.integers(0, 2**32 - 1), st.floats(1e-3, 1e4))
+def test_grid_pairs_match_brute_force_at_any_scale_and_when_touching_exactly(seed, scale):
+    """Random boxes at any scale, half of them moved to touch another exactly (one's lower
+    edge on the other's upper or right edge): the grid keys heights in steps of the frame,
+    and rounding to steps must keep every touching pair."""
+    rng = np.random.default_rng(seed)
+    n = 80
+    lower = rng.uniform(-1.0, 1.0, (n, 2)) * scale
+    upper = lower + rng.uniform(0.0, 0.1, (n, 2)) * scale
+    other = rng.integers(0, n // 2, n // 2)  # each moved box touches one of the first half
+    axis = rng.integers(0, 2, n // 2)
+    moved = np.arange(n // 2, n)
+    size = upper[moved] - lower[moved]
+    lower[moved, axis] = upper[other, axis]  # touching along this axis
+    lower[moved, 1 - axis] = lower[other, 1 - axis]
+    upper[moved] = lower[moved] + size
+    i, j = overlapping_pairs(lower, upper)
+    bi, bj = brute_force_pairs(lower, upper)
+    np.testing.assert_array_equal(i, bi)
+    np.testing.assert_array_equal(j, bj)
+    touching = set(zip(other.tolist(), moved.tolist()))
+    assert touching <= set(zip(i.tolist(), j.tolist()))
+
+
 def test_fat_pairs_keep_every_overlapping_pair_as_boxes_wander():
     rng = np.random.default_rng(7)
     n = 300
