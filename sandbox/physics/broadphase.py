@@ -161,14 +161,14 @@ class _Grid:
         base = (x_low.take(search) + step) << 16
         low = np.searchsorted(self.key, base | y_low.take(search), "left")
         high = np.searchsorted(self.key, base | y_high.take(search), "right")
-        count = high - low
+        if forward:  # in its own column a box takes only the entries after its own
+            own = indices(step == 0)
+            low[own] = np.maximum(low.take(own), at.take(search.take(own)) + 1)
+        count = np.maximum(high - low, 0)
         a, q = np.repeat(boxes.take(search), count), np.repeat(low, count) + _offsets(count)
-        if at is not None:
+        if at is not None and not forward:  # a pair of two moved entered boxes is found from both
             p = np.repeat(at.take(search), count)
-            if forward:
-                keep = indices((q > p) | (np.repeat(step, count) > 0))
-            else:  # a pair of two moved entered boxes is found from both
-                keep = indices((q != p) & ((q > p) | ~moved.take(self.owner.take(q))))
+            keep = indices((q != p) & ((q > p) | ~moved.take(self.owner.take(q))))
             a, q = a.take(keep), q.take(keep)
         return a, self.owner.take(q)
 
