@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from sandbox.physics import Circle, Segment, World, box
+from sandbox.physics.shapes import CIRCLE
 from helpers import DT, ground_world, positions, pyramid, run
 
 
@@ -178,6 +179,20 @@ def test_the_bounding_circle_test_drops_only_pairs_without_points(seed):
     touching, near, candidates = touching_and_near_pairs(packed_shapes(seed, walls=False))
     assert touching and touching <= near
     assert len(near) < candidates
+
+
+def test_pairs_with_a_circle_go_to_their_collider_untested():
+    """A circle's collider measures the exact distance for what the test costs: every
+    candidate pair with a circle is kept, and only pairs of polygons are dropped."""
+    world = packed_shapes(0, walls=True)
+    dt = 1.0 / 60.0
+    pair_a, pair_b = world._candidate_pairs(dt)
+    near_a, near_b, _ = world._near_pairs(pair_a, pair_b, dt)
+    circle = world.shape_data.kind == CIRCLE
+    candidates, near = set(zip(pair_a.tolist(), pair_b.tolist())), set(zip(near_a.tolist(), near_b.tolist()))
+    with_circle = {(a, b) for a, b in candidates if circle[a] or circle[b]}
+    assert with_circle and with_circle <= near
+    assert near < candidates  # pairs of polygons were dropped
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

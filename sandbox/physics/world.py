@@ -502,8 +502,29 @@ class World:
         A polygon much larger than the other shape (a wall, the ground) is a poor circle, so
         those pairs also test the small shape's bounding circle against the polygon's face
         lines (`_face_gaps`): in `tumbler` the four turning walls sent about 2,150 pairs to the
-        colliders for about 100 manifolds."""
+        colliders for about 100 manifolds.
+
+        Only pairs of two polygons are tested: a pair with a circle goes to its one-point
+        collider, which measures the exact distance for about what the test costs (`rain`'s
+        2,000 pairs of circles: 0.12 -> 0.05 ms a step)."""
         margin = self._speculative_margins(pair_a, pair_b, dt)
+        polygon = self._shapes.kind == POLYGON
+        if polygon.all():
+            near = indices(self._near(pair_a, pair_b, margin, turn))
+        else:
+            tested = indices(polygon.take(pair_a) & polygon.take(pair_b))
+            if len(tested) == 0:
+                return pair_a, pair_b, margin
+            near = np.ones(len(pair_a), bool)
+            near[tested] = self._near(pair_a.take(tested), pair_b.take(tested), margin.take(tested), turn)
+            near = indices(near)
+        if len(near) == len(pair_a):
+            return pair_a, pair_b, margin
+        return pair_a[near], pair_b[near], margin[near]
+
+    def _near(self, pair_a: np.ndarray, pair_b: np.ndarray, margin: np.ndarray, turn: np.ndarray | None) -> np.ndarray:
+        """(P,) bool: the pairs of polygons that may be within their `margin` (m) of each other
+        (see `_near_pairs`)."""
         s, b = self._shapes, self._bodies
         # Every shape's world centroid, then gathers per pair: 0.6 -> 0.3 ms for tumbler's
         # 11,000 pairs of 2,000 shapes, against transforming the centroids pair by pair.
@@ -519,13 +540,8 @@ class World:
         if len(rows) >= FACE_TEST_MIN_PAIRS:
             a_big = a_big[rows]
             big, small = np.where(a_big, pair_a[rows], pair_b[rows]), np.where(a_big, pair_b[rows], pair_a[rows])
-            polygon = indices(s.kind[big] == POLYGON)
-            rows, big, small = rows[polygon], big[polygon], small[polygon]
             near[rows] = self._face_gaps(big, small, center, turn) <= limit[rows]
-        near = indices(near)
-        if len(near) == len(pair_a):
-            return pair_a, pair_b, margin
-        return pair_a[near], pair_b[near], margin[near]
+        return near
 
     def _face_gaps(self, polygon: np.ndarray, other: np.ndarray, center: np.ndarray, turn: np.ndarray) -> np.ndarray:
         """(R,) a lower bound of the distance (m) between each polygon shape and the other
