@@ -279,9 +279,9 @@ class TileMap:
         hi = check_points("TileMap.edges_near upper", upper, single=True)
         if lo.shape != hi.shape:
             raise ValueError(f"TileMap.edges_near: lower has shape {lo.shape} but upper has {hi.shape}")
-        bad = np.flatnonzero(np.any(lo > hi, axis=1))
-        if len(bad):
-            i = int(bad[0])
+        crossed = lo > hi
+        if crossed.any():
+            i = int(np.flatnonzero(crossed[:, 0] | crossed[:, 1])[0])
             raise ValueError(f"TileMap.edges_near: lower[{i}] = {tuple(lo[i].tolist())} exceeds "
                              f"upper[{i}] = {tuple(hi[i].tolist())}")
         height, width = self.shape
