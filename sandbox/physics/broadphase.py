@@ -6,9 +6,10 @@ height, so each column is one run of keys. A box b can overlap box a only if b's
 in the window [a.lower - cell, a.upper]: at most three columns, each one key range found by
 two binary searches, cut by columns across and by (nearly exact) heights up. For all pairs at
 once each box searches only from its own column rightwards, and a pair found from both ends
-of one column is kept once, so no pair comes twice. The few boxes larger than a cell (the ground, walls, shelves) are loose: not
-entered, they search the grid with their own wide windows and are paired with each other
-directly. All of it is whole-array NumPy work: no loop over shapes or cells.
+of one column is kept once, so no pair comes twice. The few boxes larger than a cell (the
+ground, walls, shelves) are loose: not entered, they search the grid with their own wide
+windows and are paired with each other directly. All of it is whole-array NumPy work: no
+loop over shapes or cells.
 
 Entering a box in every cell it covers needs no window, but each box is then several entries
 and a pair that shares several cells must be found once only. One entry per box finds the same
