@@ -12,6 +12,7 @@ from sandbox import bench
 from sandbox.bench import build_sandbox
 from sandbox.physics import Circle, TileMap, World, box, settings
 from sandbox.physics.body import DYNAMIC
+from sandbox.physics import broadphase
 from sandbox.physics.broadphase import FatPairs, overlapping_pairs
 from helpers import DT, ground_world, run
 
@@ -48,28 +49,45 @@ def test_grid_pairs_and_subset_queries_match_brute_force(data):
     np.testing.assert_array_equal(qj, bj[wanted])
 
 
-@given(st.integers(0, 2**32 - 1), st.floats(1e-3, 1e4))
-def test_grid_pairs_match_brute_force_at_any_scale_and_when_touching_exactly(seed, scale):
-    """Random boxes at any scale, half of them moved to touch another exactly (one's lower
-    edge on the other's upper or right edge): the grid keys heights in steps of the frame,
-    and rounding to steps must keep every touching pair."""
+def touching_boxes(seed: int, scale: float, n: int = 80) -> tuple[np.ndarray, np.ndarray, set]:
+    """Random boxes, the second half each moved to touch one of the first half exactly (its
+    lower edge on the other's upper or right edge); and those touching pairs."""
     rng = np.random.default_rng(seed)
-    n = 80
     lower = rng.uniform(-1.0, 1.0, (n, 2)) * scale
     upper = lower + rng.uniform(0.0, 0.1, (n, 2)) * scale
-    other = rng.integers(0, n // 2, n // 2)  # each moved box touches one of the first half
+    other = rng.integers(0, n // 2, n // 2)
     axis = rng.integers(0, 2, n // 2)
     moved = np.arange(n // 2, n)
     size = upper[moved] - lower[moved]
     lower[moved, axis] = upper[other, axis]  # touching along this axis
     lower[moved, 1 - axis] = lower[other, 1 - axis]
     upper[moved] = lower[moved] + size
+    return lower, upper, set(zip(other.tolist(), moved.tolist()))
+
+
+def assert_grid_pairs_are_exact(lower: np.ndarray, upper: np.ndarray, touching: set) -> None:
     i, j = overlapping_pairs(lower, upper)
     bi, bj = brute_force_pairs(lower, upper)
     np.testing.assert_array_equal(i, bi)
     np.testing.assert_array_equal(j, bj)
-    touching = set(zip(other.tolist(), moved.tolist()))
     assert touching <= set(zip(i.tolist(), j.tolist()))
+
+
+@given(st.integers(0, 2**32 - 1), st.floats(1e-3, 1e4))
+def test_grid_pairs_match_brute_force_at_any_scale_and_when_touching_exactly(seed, scale):
+    """The grid keys heights in steps of its frame, and rounding to steps must keep every
+    touching pair, at any scale."""
+    assert_grid_pairs_are_exact(*touching_boxes(seed, scale))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_big_new_grid_sorts_by_radix_and_finds_the_same_pairs(seed, monkeypatch):
+    """A new grid of many entries sorts its keys in three radix passes: forced here on a small
+    one (with one box far away, so that the frame is tall)."""
+    monkeypatch.setattr(broadphase, "_RADIX_SORT_MIN", 0)
+    lower, upper, touching = touching_boxes(seed, 10.0, n=400)
+    far = np.array([[0.0, -1e6]])
+    assert_grid_pairs_are_exact(np.concatenate([lower, far]), np.concatenate([upper, far + 0.5]), touching)
 
 
 def test_fat_pairs_keep_every_overlapping_pair_as_boxes_wander():
