@@ -17,9 +17,9 @@ pairs as fast or faster in every bench scene (`overlapping_pairs` on each scene'
 150 steps, min of 5 x 10 calls): `tumbler`'s 2,029 boxes 1.24 against 1.79 ms and their fat
 boxes (0.1 m larger) 1.77 against 3.99 ms, `large_pyramid` 1.84 against 2.29 ms, `rain` and
 `tile_rain` the same (0.49, 0.69 ms). Keying heights instead of rows of cells then took these
-calls from 2.59 to 1.57 ms (`large_pyramid`), 0.99 to 0.76 (`tumbler`) and 1.11 to 0.85 ms
-(`tile_rain`, at a bounds margin of 5 cm), and `tumbler`'s broadphase from about 2.1 to 1.7 ms
-a step.
+calls from 1.94 to 1.51 ms (`large_pyramid`), 0.95 to 0.74 (`tumbler`) and 0.98 to 0.82 ms
+(`tile_rain`; at a bounds margin of 5 cm, the least of three alternated runs), and `tumbler`'s
+broadphase from about 2.1 to 1.7 ms a step.
 
 `FatPairs` keeps the pairs from step to step: each box gets a fat box, and only the boxes that
 leave theirs are looked up again, by a grid query of those boxes against all the others.
