@@ -285,19 +285,23 @@ class ColourMajor:
         np.copyto(out, values.take(manifold))
         return out
 
-    def unblock(self, flat: np.ndarray, rows: int) -> np.ndarray:
-        """The colour-major `flat` (rows M,) as a row-major (rows, M) array (a small scene:
-        one `take` through a kept index)."""
+    def unblock(self, flat: np.ndarray, rows: int, out: np.ndarray | None = None) -> np.ndarray:
+        """The colour-major `flat` (rows M,) as a row-major (rows, M) array, written into `out`
+        (any strides and type) if given (a small scene: one `take` through a kept index)."""
+        if out is None:
+            out = np.empty((rows, self._count), flat.dtype)
         if rows == 1:
-            return flat.reshape(1, self._count).copy()
-        if self._orders is not None:
+            np.copyto(out, flat.reshape(1, self._count))
+        elif self._orders is not None:
             back = self._orders.get(("back", rows))
             if back is None:  # the inverse permutation of `_order(rows)`
-                back = self._orders[("back", rows)] = np.argsort(self._order(rows))
-            return flat.take(back).reshape(rows, self._count)
-        out = np.empty((rows, self._count), flat.dtype)
-        for s, e in self.runs:
-            out[:, s:e] = flat[rows * s: rows * e].reshape(rows, e - s)
+                order = self._order(rows)
+                back = self._orders[("back", rows)] = np.empty_like(order)
+                back[order] = np.arange(len(order))
+            np.copyto(out, flat.take(back).reshape(rows, self._count))
+        else:
+            for s, e in self.runs:
+                out[:, s:e] = flat[rows * s: rows * e].reshape(rows, e - s)
         return out
 
     def run(self, flat: np.ndarray, rows: int, colour: int) -> np.ndarray:
@@ -618,8 +622,9 @@ class ContactSolver:
         if len(self.a) == 0:
             return np.zeros((3, self.n_body))
         p = self.points
-        impulse = np.concatenate([self.layout.unblock(self.normal_impulse, p),
-                                  self.layout.unblock(self.tangent_impulse, p)])
+        impulse = np.empty((2 * p, len(self.a)), F)
+        self.layout.unblock(self.normal_impulse, p, out=impulse[:p])
+        self.layout.unblock(self.tangent_impulse, p, out=impulse[p:])
         per_point = np.einsum("rkm,rm->km", self.jacobian, impulse) * self.inv_mass
         # Summed per body by the same flat (3 N,) indices the sweeps gather with.
         return np.bincount(self._gather.reshape(-1), per_point.reshape(-1), 3 * self.n_body).reshape(3, -1)
@@ -734,6 +739,6 @@ class ContactSolver:
         m, p = len(self.a), self.points
         for name, values in (("normal_impulse", self.normal_impulse), ("tangent_impulse", self.tangent_impulse),
                              ("max_normal_impulse", self._peak)):
-            stored = np.zeros((m, 2))  # an empty second point's impulses stay zero
-            stored[:, :p] = self.layout.unblock(values, p).T
+            stored = np.empty((m, 2)) if p == 2 else np.zeros((m, 2))  # an empty second point's stay zero
+            self.layout.unblock(values, p, out=stored.T[:p])
             setattr(self.contacts, name, stored)
