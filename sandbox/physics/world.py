@@ -18,7 +18,7 @@ import numpy as np
 
 from . import queries, settings
 from .body import BODY_TYPES, DYNAMIC, KINEMATIC, STATIC, Body, ShapeRef
-from .broadphase import FatPairs
+from .broadphase import FatPairs, pair_order
 from .coloring import ColorMemory, color_order, sweep_key
 from .columns import Columns
 from .contacts import MAX_SHAPES, ContactSet
@@ -372,6 +372,9 @@ class World:
         dynamic = (b.type == DYNAMIC) & b.awake  # the bodies the solver moves this step
         with profile.stage("narrowphase"):
             pair_a, pair_b, margin = self._near_pairs(pair_a, pair_b, dt, turn)
+            if self._fat_pairs.exact:  # a busy scene's pairs come unsorted: sort those kept
+                order = pair_order(pair_a, pair_b, len(self._shapes))
+                pair_a, pair_b, margin = pair_a.take(order), pair_b.take(order), margin.take(order)
             sleepers = (b.type == DYNAMIC) & ~b.awake
             resting = ~dynamic[self._shapes.body] if sleepers.any() else None
             contacts = self._manifolds.collide(self._shapes, b.pos, b.angle, rot, pair_a, pair_b, margin,
@@ -455,7 +458,8 @@ class World:
 
         The pairs come from `FatPairs`, kept from step to step, and are filtered here every step
         with the bounds of the moment, so they are exactly the pairs a from-scratch grid would
-        find (same set, same order): the cache saves time, never changes a result. `turn`: every
+        find (same set, same order, but for a busy scene, whose pairs `step` sorts once it has
+        dropped those not near): the cache saves time, never changes a result. `turn`: every
         body's exp(i angle), if the caller has it."""
         s, b = self._shapes, self._bodies
         body = s.body
