@@ -250,9 +250,8 @@ def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np
 
     # Padded edges repeat edge 0, and argmax keeps the first maximum: a real edge wins.
     edge_seps = (norms.conj() * (c[:, None] - verts)).real
-    edge = np.argmax(edge_seps, axis=1)
+    edge, sep = _first_best(edge_seps.T, largest=True)  # as np.argmax(axis=1), slot by slot
     first = slots * _pair_index(len(edge))  # flat position of each pair's slot 0
-    sep = edge_seps.reshape(-1).take(first + edge)
     v1 = verts.reshape(-1).take(first + edge)
     v2 = verts.reshape(-1).take(first + next_vertex(edge, count_a))
     e = v2 - v1

@@ -540,12 +540,12 @@ def _segment_touches_box(a: np.ndarray, b: np.ndarray, lower: np.ndarray, upper:
     The candidate axes are x, y and the segment's normal; the box's extent along the normal is
     taken from its corners, so touching counts exactly for grid-aligned input.
     """
-    boxes_meet = np.all((np.minimum(a, b) <= upper) & (np.maximum(a, b) >= lower), axis=1)
+    # Columns combined by hand: a reduction over a last axis of 2 costs several times more.
+    meet = (np.minimum(a, b) <= upper) & (np.maximum(a, b) >= lower)
     n = np.stack([b[:, 1] - a[:, 1], a[:, 0] - b[:, 0]], axis=1)
     to_lower, to_upper = n * (lower - a), n * (upper - a)
-    low = np.minimum(to_lower, to_upper).sum(axis=1)
-    high = np.maximum(to_lower, to_upper).sum(axis=1)
-    return boxes_meet & (low <= 0.0) & (high >= 0.0)
+    low, high = np.minimum(to_lower, to_upper), np.maximum(to_lower, to_upper)
+    return meet[:, 0] & meet[:, 1] & (low[:, 0] + low[:, 1] <= 0.0) & (high[:, 0] + high[:, 1] >= 0.0)
 
 
 def _inside_outline(points: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -101,10 +101,11 @@ def sweep_circles(center: np.ndarray, move: np.ndarray, radius: np.ndarray, a: n
     t_cap_b, hit_b = _sweep_point(c - pb, d, r)
     times = np.stack([np.where(face, t_face, np.inf),
                       np.where(hit_a & ca, t_cap_a, np.inf),
-                      np.where(hit_b & cb, t_cap_b, np.inf)], axis=1)
-    # On a tie (a hit exactly at an end of the interior) the interior wins: argmin takes the first.
-    feature = np.argmin(times, axis=1)
-    t = times[np.arange(len(c)), feature]
+                      np.where(hit_b & cb, t_cap_b, np.inf)])
+    # On a tie (a hit exactly at an end of the interior) the interior wins: argmin takes the
+    # first. Features along the first axis: the reductions run across the pairs.
+    feature = np.argmin(times, axis=0)
+    t = times.min(axis=0)
     hit = np.isfinite(t)
 
     cap_point = np.where((feature == CAP_A)[:, None], pa, pb)
@@ -154,8 +155,9 @@ def _checked(center, move, radius, a, b, cap_a, cap_b) -> tuple[np.ndarray, ...]
     pa = _floats("a", a, count)
     pb = _floats("b", b, count)
     r = _floats("radius", radius, count, pair=False)
-    bad = np.flatnonzero(~(r > 0.0))
-    if len(bad):
+    positive = r > 0.0
+    if not positive.all():
+        bad = np.flatnonzero(~positive)
         raise ValueError(f"sweep_circles radius[{bad[0]}]: must be > 0, got {r[bad[0]]}")
     e = pb - pa
     bad = np.flatnonzero((e[:, 0] == 0.0) & (e[:, 1] == 0.0))
@@ -181,13 +183,16 @@ def _floats(name: str, value: object, count: int | None, pair: bool = True) -> n
             raise ValueError(f"sweep_circles {name}: must have shape (P, 2), got {array.shape}")
     else:
         array = _broadcast(name, array, (count, 2) if pair else (count,))
-    bad = np.flatnonzero(~np.all(np.isfinite(array), axis=tuple(range(1, array.ndim))))
-    if len(bad):
+    finite = np.isfinite(array)
+    if not finite.all():  # the first bad row only when there is one: a per-row reduction costs more
+        bad = np.flatnonzero(~np.all(finite, axis=tuple(range(1, array.ndim))))
         raise ValueError(f"sweep_circles {name}[{bad[0]}]: must be finite, got {array[bad[0]]}")
     return array
 
 
 def _broadcast(name: str, array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    if array.shape == shape:  # the world's case: np.broadcast_to costs about 8 us a call
+        return array
     try:
         return np.broadcast_to(array, shape)
     except ValueError:

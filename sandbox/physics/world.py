@@ -557,11 +557,12 @@ class World:
         body = s.body.take(polygon)
         # The other shape's centroid in the polygon's body frame.
         local = (center.take(other) - as_complex(b.pos).take(body)) * turn.take(body).conj()
-        # (R, K) rows gathered by `take` (several times faster than fancy indexing); padded
-        # slots repeat face 0.
-        normal = s.norms.view(np.complex128)[..., 0].take(polygon, axis=0)
-        outside = (normal.conj() * (local[:, None] - s.verts.view(np.complex128)[..., 0].take(polygon, axis=0))).real
-        return outside.max(axis=1) - s.reach[other]
+        # (K, R) faces gathered by `take` (several times faster than fancy indexing; padded
+        # slots repeat face 0), so the largest is a reduction over the first axis: 2.6 against
+        # 75 us over the last axis of (R, K) for 2,000 pairs of boxes.
+        normal = s.norms.view(np.complex128)[..., 0].T.take(polygon, axis=1)
+        outside = (normal.conj() * (local - self._local_vertices().take(polygon, axis=1))).real
+        return outside.max(axis=0) - s.reach.take(other)
 
     def _speculative_margins(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float) -> np.ndarray:
         """(P,) each pair's speculative distance (m): SPECULATIVE_DISTANCE plus how far the gap
