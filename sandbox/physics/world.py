@@ -384,7 +384,7 @@ class World:
                                         sweep_key(contacts.points[:, 0]))
             order, bounds = color_order(colors)
             contacts.reorder(order)
-            contacts.color = colors[order]
+            contacts.color = colors.take(order)
         start = (b.pos.copy(), b.angle.copy()) if self._tilemaps else None
         with profile.stage("solver"):
             self._solve(contacts, bounds, dynamic, rot, dt)
@@ -473,7 +473,7 @@ class World:
         lower, upper = self._current_bounds(settings.AABB_MARGIN + reach, np.exp(1j * b.angle) if turn is None else turn,
                                             2 * np.count_nonzero(stirring) > len(b))
         # Static shapes move only when teleported, so their fat boxes need no margin.
-        fat_margin = np.where(b.type[body] == STATIC, 0.0, settings.AABB_FAT_MARGIN)
+        fat_margin = np.where(b.type.take(body) == STATIC, 0.0, settings.AABB_FAT_MARGIN)
         i, j = self._fat_pairs.update(lower, upper, fat_margin, body)
         ba, bb = body.take(i), body.take(j)
         if self._fat_pairs.exact:  # a busy scene: the pairs overlap already
@@ -524,7 +524,7 @@ class World:
             near = indices(near)
         if len(near) == len(pair_a):
             return pair_a, pair_b, margin
-        return pair_a[near], pair_b[near], margin[near]
+        return pair_a.take(near), pair_b.take(near), margin.take(near)
 
     def _near(self, pair_a: np.ndarray, pair_b: np.ndarray, margin: np.ndarray, turn: np.ndarray | None) -> np.ndarray:
         """(P,) bool: the pairs of polygons that may be within their `margin` (m) of each other
@@ -542,9 +542,9 @@ class World:
         a_big = reach_a > BIG_POLYGON_REACH * reach_b
         rows = indices(near & (a_big | (reach_b > BIG_POLYGON_REACH * reach_a)))
         if len(rows) >= FACE_TEST_MIN_PAIRS:
-            a_big = a_big[rows]
-            big, small = np.where(a_big, pair_a[rows], pair_b[rows]), np.where(a_big, pair_b[rows], pair_a[rows])
-            near[rows] = self._face_gaps(big, small, center, turn) <= limit[rows]
+            a_big, first, second = a_big.take(rows), pair_a.take(rows), pair_b.take(rows)
+            big, small = np.where(a_big, first, second), np.where(a_big, second, first)
+            near[rows] = self._face_gaps(big, small, center, turn) <= limit.take(rows)
         return near
 
     def _face_gaps(self, polygon: np.ndarray, other: np.ndarray, center: np.ndarray, turn: np.ndarray) -> np.ndarray:
