@@ -234,34 +234,30 @@ class ColourMajor:
             order[position.ravel()] = np.arange(rows * self._count)
         return order
 
-    def block(self, *parts: np.ndarray, dtype: type | None = None, out: np.ndarray | None = None) -> np.ndarray:
-        """Row-major (R_i, M) arrays (any strides; a broadcast (M,) array spreads one value per
-        manifold over its rows), stacked, in colour-major order: flat (R M,), R = sum R_i.
+    def block(self, rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """A row-major (R, M) array (any strides) in colour-major order: flat (R M,).
 
         With `orders` (a small scene) and no more rows than points, one `take` through a kept
         index array. Otherwise a copy per colour and part: no index array to build or stream (a
-        `take` through one cost the base-100 pyramid about 0.5 ms a step), but 6 to 18 calls
+        `take` through one cost the base-100 pyramid about 0.5 ms a step), but 6 to 9 calls
         where a take is one (pyramid20: about 40 us a step). The point rows are reordered every
         substep (`separations`), so their index pays; the six rows of body indices, once a step,
         are copied colour by colour: 9 us for `rain`'s 6 colours of 2,060 manifolds, against
         8.5 us through a kept index and 54 us when the colour sizes changed and it is built."""
-        r = len(parts[0]) if len(parts) == 1 else sum(len(part) for part in parts)
+        r = len(rows)
         if out is None:
-            out = np.empty(r * self._count, dtype or parts[0].dtype)
+            out = np.empty(r * self._count, rows.dtype)
         if r == 1:  # one row: colour-major is the row itself
-            np.copyto(out, parts[0].reshape(-1))
+            np.copyto(out, rows.reshape(-1))
             return out
         if self._orders is not None and r <= self.points:
-            flat = (parts[0] if len(parts) == 1 else np.concatenate(parts)).reshape(-1)
+            flat = rows.reshape(-1)
             if flat.dtype == out.dtype:
                 return flat.take(self._order(r), out=out, mode="clip")  # the method: np.take's wrapper costs 1 us
             np.copyto(out, flat.take(self._order(r)))
             return out
         for s, e in self.runs:
-            run, top = out[r * s: r * e].reshape(r, e - s), 0
-            for part in parts:
-                run[top: top + len(part)] = part[:, s:e]
-                top += len(part)
+            out[r * s: r * e].reshape(r, e - s)[:] = rows[:, s:e]
         return out
 
     def spread(self, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -484,20 +480,19 @@ class ContactSolver:
         self.ra_n = arm_a if pivot_a is None else (pivot_a[:p_count] - center_a) * nc
         self.rb_n = arm_b if pivot_b is None else (pivot_b[:p_count] - center_b) * nc
         depth = np.ascontiguousarray(contacts.depths.T[:p_count])
-        self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, _MISSING)
         start = np.where(valid, -depth, _MISSING)
         self.start_separation = layout.block(start)
         """(P M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
         # Whether an arm turns: if every arm is zero (a circle's centre) or on a body that
         # cannot turn this step, the separations need no rotations (`rain`: 7 of their 13
-        # calls a substep, and integrate_positions its cosines and sines).
+        # calls a substep, and integrate_positions its cosines and sines), and the arms'
+        # offsets are in `start` already.
         self.turning = True
         if pivot_a is not None and pivot_b is not None:
             can_turn = (body.inv_inertia > 0.0) | (body.velocity[2] != 0.0)
             self.turning = bool(((self.ra_n != 0.0) & can_turn.take(a)).any()
                                 or ((self.rb_n != 0.0) & can_turn.take(b)).any())
-            if not self.turning:
-                self.base = start
+        self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, _MISSING) if self.turning else start
         self._rows, self._turned = np.empty((p_count, m)), np.empty((p_count, m), np.complex128)
         self._separation, self._bias = np.empty(p_count * m), np.empty(p_count * m)
         # Each point's softness (bias rate, mass scale, impulse scale): one gather from a table
