@@ -121,6 +121,7 @@ class World:
         self._fat_pairs = FatPairs()
         self._last_bounds: _Bounds | None = None
         self._vertices: np.ndarray | None = None  # see `_local_vertices`
+        self._turn: tuple[np.ndarray, np.ndarray] | None = None  # see `_rotations`
         self._colors = ColorMemory()
         self._tilemaps: list[tuple[TileMap, Body, int, int]] = []
         self.contacts: ContactSet = ContactSet.empty()
@@ -365,7 +366,7 @@ class World:
         b = self._bodies
         # Each body's rotation, computed once for every stage: (N,) complex exp(i angle), and the
         # same numbers as (N, 2) rows of (cos, sin).
-        turn = np.exp(1j * b.angle)
+        turn = self._rotations()
         rot = turn.view(np.float64).reshape(-1, 2)
         with profile.stage("broadphase"):
             pair_a, pair_b = self._candidate_pairs(dt, turn)
@@ -579,6 +580,16 @@ class World:
         closing += turning.take(pair_a) + turning.take(pair_b)
         return settings.SPECULATIVE_DISTANCE + np.minimum(closing, 2.0 * settings.MAX_LINEAR_SPEED) * dt
 
+    def _rotations(self) -> np.ndarray:
+        """(N,) complex exp(i angle) of every body, read-only. The last step ends by computing
+        them for the angles it leaves (`_solve`); they are reused while no angle has changed
+        since: one complex exp a step fewer (51 us for 2,026 bodies, against 3 us to compare)."""
+        angle = self._bodies.angle
+        kept = self._turn
+        if kept is not None and kept[0].shape == angle.shape and (kept[0] == angle).all():
+            return kept[1]
+        return np.exp(1j * angle)
+
     def _local_vertices(self) -> np.ndarray:
         """(K, S) complex: every shape's padded local vertices, vertex by vertex, kept until the
         shapes change. Contiguous: arithmetic on the strided (S, K) view took 1.0 ms for the
@@ -760,7 +771,10 @@ class World:
         b.v[:] = body.velocity[:2].T
         b.w[:] = body.velocity[2]
         b.angle[:] += body.turned
-        as_complex(b.pos)[:] = centers + body.dp - np.exp(1j * b.angle) * as_complex(b.local_center)
+        turn = np.exp(1j * b.angle)
+        turn.flags.writeable = False
+        self._turn = b.angle.copy(), turn
+        as_complex(b.pos)[:] = centers + body.dp - turn * as_complex(b.local_center)
         b.force[:] = 0.0
         b.torque[:] = 0.0
 
