@@ -216,7 +216,6 @@ def test_spinning_body_in_empty_space_keeps_its_angular_velocity_exactly():
     assert spinner.angle == pytest.approx(3.7 * 2.0, rel=1e-12)
 
 
-
 def test_a_body_turned_between_steps_collides_at_its_new_angle():
     # The step reuses the rotations the last step ended with (`World._rotations`) only while
     # no angle changed: a plank 0.45 m above the ground, stood on end, reaches 0.5 m into it.
@@ -229,6 +228,7 @@ def test_a_body_turned_between_steps_collides_at_its_new_angle():
     world.step(DT)
     assert len(world.contacts) == 1
     assert world.contacts.depths[0].max() == pytest.approx(0.5, abs=1e-6)
+
 
 @pytest.mark.slow
 def test_two_pyramid_runs_are_bitwise_identical():

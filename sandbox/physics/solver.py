@@ -571,7 +571,7 @@ class ContactSolver:
             out += shift.real
             out += self.base
         # Computed row-major, where each body's rotation is gathered once per manifold, then
-        # reordered.
+        # reordered (two points a manifold).
         return self._separation if self.points == 1 else self.layout.block(out, out=self._separation)
 
     def use_bias(self, separation: np.ndarray) -> None:
