@@ -116,6 +116,22 @@ def test_small_fast_box_does_not_pass_a_one_tile_wall():
         assert crate.position[0] < 0.0
 
 
+def test_a_core_off_its_body_origin_is_swept_where_the_body_turns_it():
+    # The swept core is the shape's centroid placed by the body's angle: turned half a turn,
+    # this circle lies 3 m below its body's origin, level with a wall one tile high that its
+    # unturned place would pass above. A step that carried it through the wall is cut back to
+    # where it touches (its radius less a slop short of x = 0).
+    world = World(gravity=(0.0, 0.0))
+    world.add_tilemap(TileMap([[FULL]] * 2, origin=(0.0, -1.0)))
+    ball = world.create_body("dynamic", position=(-3.0, 3.0), angle=math.pi)
+    ball.add_shape(Circle(0.1, center=(0.0, 3.0)))
+    b = world.body_data
+    start = b.pos.copy(), b.angle.copy()
+    ball.position = (3.0, 3.0)
+    world._stop_at_tile_edges(np.array([False, True]), *start)
+    assert ball.world_point((0.0, 3.0)) == pytest.approx((-0.1 + 0.005, 0.0), abs=1e-9)
+
+
 def test_a_circle_on_a_convex_corner_gets_exactly_one_contact():
     world = World(gravity=(0.0, 0.0))
     tiles = world.add_tilemap(TileMap([[FULL]], origin=(0.0, 0.0)))

@@ -35,7 +35,9 @@ def earliest_impacts(start: np.ndarray, end: np.ndarray, radius: np.ndarray, til
     query, edge = tilemap.edges_near(lower, upper)
     if len(query) == 0:
         return t
-    hit = sweep_circles(start[query], end[query] - start[query], r[query], tilemap.edges[edge, 0],
-                        tilemap.edges[edge, 1], tilemap.convex_start[edge], tilemap.convex_end[edge])
+    # Gathers by `take` (several times faster than fancy indexing).
+    start, edges = start.take(query, axis=0), tilemap.edges.take(edge, axis=0)
+    hit = sweep_circles(start, end.take(query, axis=0) - start, r.take(query), edges[:, 0], edges[:, 1],
+                        tilemap.convex_start.take(edge), tilemap.convex_end.take(edge))
     np.minimum.at(t, query[hit.hit], hit.t[hit.hit])
     return t

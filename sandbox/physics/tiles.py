@@ -27,6 +27,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .raw_numpy import indices
 from .shapes import check_number, check_point, check_points
 
 BASE_COUNT = 12
@@ -298,17 +299,19 @@ class TileMap:
 
         # One entry per (query, covered cell), then the run of hash entries of that cell.
         owner, local = _ranges(covered)
-        cx = cmin[owner, 0] + local % span[owner, 0]
-        cy = cmin[owner, 1] + local // span[owner, 0]
+        columns = span[:, 0].take(owner)
+        cx = cmin[:, 0].take(owner) + local % columns
+        cy = cmin[:, 1].take(owner) + local // columns
         key = cy * width + cx
         first = np.searchsorted(self._hash_keys, key, side="left")
         count = np.searchsorted(self._hash_keys, key, side="right") - first
         cell_entry, index = _ranges(count)
         n = max(len(self.edges), 1)
-        pair = _sorted_unique(owner[cell_entry] * n + self._hash_edges[first[cell_entry] + index])
+        pair = _sorted_unique(owner.take(cell_entry) * n + self._hash_edges.take(first.take(cell_entry) + index))
         query, edge = pair // n, pair % n
-        touch = _segment_touches_box(self.edges[edge, 0], self.edges[edge, 1], lo[query], hi[query])
-        return query[touch], edge[touch]
+        ends = self.edges.take(edge, axis=0)
+        touch = indices(_segment_touches_box(ends[:, 0], ends[:, 1], lo.take(query, axis=0), hi.take(query, axis=0)))
+        return query.take(touch), edge.take(touch)
 
 
 def _checked_rows(rows: object) -> np.ndarray:

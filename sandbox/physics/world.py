@@ -695,18 +695,23 @@ class World:
     def _stop_at_tile_edges(self, dynamic: np.ndarray, pos0: np.ndarray, angle0: np.ndarray) -> None:
         """Move every body whose swept core would cross a tile edge back to its time of impact."""
         s, b = self._shapes, self._bodies
-        body = s.body
-        moving = dynamic[body] & (s.core > 0.0)
-        c_start = pos0[body] + _rotated(angle0[body], s.centroid)
-        c_end = b.pos[body] + _rotated(b.angle[body], s.centroid)
-        moving &= np.hypot(*(c_end - c_start).T) > SWEEP_FRACTION * s.core
+        # Only the cores of dynamic bodies are swept: their centroids alone are placed at the
+        # start and end of the step (not the tile edges' too), gathered by `take`.
+        cored = indices(dynamic.take(s.body) & (s.core > 0.0))
+        body, centroid, core = s.body.take(cored), s.centroid.take(cored, axis=0), s.core.take(cored)
+        c_start, c_end = pos0.take(body, axis=0), b.pos.take(body, axis=0)
+        if centroid.any():  # else every centroid is its body's origin (circles about it, centred boxes)
+            c_start += _rotated(angle0.take(body), centroid)
+            c_end += _rotated(b.angle.take(body), centroid)
+        moving = np.hypot(*(c_end - c_start).T) > SWEEP_FRACTION * core
+        category_of, mask_of = s.category.take(cored), s.mask.take(cored)
         fraction = np.ones(len(b))
         for tiles, tile_body, category, mask in self._tilemaps:
             if not tile_body.alive:
                 continue
-            rows = indices(moving & ((s.category & mask) != 0) & ((s.mask & category) != 0))
-            t = earliest_impacts(c_start[rows], c_end[rows], s.core[rows], tiles)
-            np.minimum.at(fraction, body[rows], t)
+            rows = indices(moving & ((category_of & mask) != 0) & ((mask_of & category) != 0))
+            t = earliest_impacts(c_start.take(rows, axis=0), c_end.take(rows, axis=0), core.take(rows), tiles)
+            np.minimum.at(fraction, body.take(rows), t)
         hit = indices(fraction < 1.0)
         if len(hit) == 0:
             return
