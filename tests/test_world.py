@@ -230,6 +230,22 @@ def test_a_body_turned_between_steps_collides_at_its_new_angle():
     assert world.contacts.depths[0].max() == pytest.approx(0.5, abs=1e-6)
 
 
+def test_a_fast_turning_blade_strikes_a_wall_in_its_path():
+    # How fast a shape's points move is bounded by its reach about its body's centre of mass,
+    # not about its own centroid: this propeller's blades, 2 m out at 30 rad/s, move 1 m a
+    # step, and the wall 0.6 m ahead of one must be found and hit, not passed through.
+    world = World(gravity=(0.0, 0.0))
+    wall = world.create_body("static", position=(2.0 * math.cos(0.3), 2.0 * math.sin(0.3)), angle=0.3)
+    wall.add_shape(box(0.5, 0.025))
+    propeller = world.create_body("dynamic", angular_velocity=30.0)
+    propeller.add_shape(box(0.1, 0.1, center=(2.0, 0.0)))
+    propeller.add_shape(box(0.1, 0.1, center=(-2.0, 0.0)))
+    world.step(DT)
+    _, across = wall.local_point(propeller.world_point((2.0, 0.0)))
+    assert across < -0.025  # the blade's centre is still on the near side of the wall's face
+    assert propeller.angular_velocity < 20.0  # and the blow took half its spin
+
+
 @pytest.mark.slow
 def test_two_pyramid_runs_are_bitwise_identical():
     def final_state():
