@@ -176,7 +176,8 @@ def from_scratch_pairs(world: World, dt: float) -> tuple[np.ndarray, np.ndarray]
     """The pairs the step used to compute without any cache (the code before `FatPairs`)."""
     s, b = world._shapes, world._bodies
     body = s.body
-    reach = np.hypot(*(s.centroid - b.local_center[body]).T) + s.reach  # about the body's centre of mass
+    arms = s.verts - b.local_center[body][:, None]  # each vertex from its body's centre of mass
+    reach = np.hypot(arms[..., 0], arms[..., 1]).max(axis=1) + s.radius
     speed = np.hypot(*b.v.T)[body] + np.abs(b.w)[body] * reach
     reach = np.minimum(speed, settings.MAX_LINEAR_SPEED) * dt
     lower, upper = world.shape_bounds(settings.AABB_MARGIN + reach)

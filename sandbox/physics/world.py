@@ -586,14 +586,14 @@ class World:
     def _reach_about_centers(self) -> np.ndarray:
         """(S,) m: the farthest any point of each shape lies from its body's centre of mass (the
         point a body turns about), so that no point of a shape moves faster than its body's
-        speed plus |w| times this. A shape's own `reach` is measured from its centroid, which
-        is the body's centre only for a body of one shape: the boxes of a propeller turning at
-        30 rad/s, 2 m out, moved 1 m a step while their bounds grew by 7 cm, and passed through a
-        wall. Kept until shapes or masses change."""
+        speed plus |w| times this: its farthest vertex, plus its radius. A shape's own `reach`
+        is measured from its centroid, which is the body's centre only for a body of one shape:
+        the boxes of a propeller turning at 30 rad/s, 2 m out, moved 1 m a step while their
+        bounds grew by 7 cm, and passed through a wall. Kept until shapes or masses change."""
         if self._spin_reach is None:
             s, b = self._shapes, self._bodies
-            offset = as_complex(s.centroid) - as_complex(b.local_center).take(s.body)
-            self._spin_reach = np.abs(offset) + s.reach
+            arms = self._local_vertices() - as_complex(b.local_center).take(s.body)
+            self._spin_reach = np.abs(arms).max(axis=0, initial=0.0) + s.radius
         return self._spin_reach
 
     def _rotations(self) -> np.ndarray:
