@@ -571,10 +571,10 @@ class World:
         """(P,) each pair's speculative distance (m): SPECULATIVE_DISTANCE plus how far the gap
         between its two shapes can close this step at the bodies' velocities, that is their
         relative linear speed plus each body's angular speed times its shape's reach about the
-        body's centre of mass (`_reach_about_centers`). (The sum
-        of the two bodies' speeds would do too, but in a moving pile, where neighbours move
-        together, it gave `tumbler` 6,700 manifolds against 5,300 and half again as many
-        points, most of them speculative ones that never carry an impulse.)"""
+        body's centre of mass (`_reach_about_centers`). (The sum of the two bodies' speeds
+        would do too, but in a moving pile, where neighbours move together, it gave `tumbler`
+        6,700 manifolds against 5,300 and half again as many points, most of them speculative
+        ones that never carry an impulse.)"""
         s, b = self._shapes, self._bodies
         # Per shape first (its body's velocity, its spin times reach), then gathered per pair.
         velocity = as_complex(b.v).take(s.body)
