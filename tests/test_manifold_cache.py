@@ -48,6 +48,28 @@ def test_a_resting_box_reuses_its_manifold_and_it_matches_a_fresh_collision():
     np.testing.assert_allclose(c.points[0], fresh.points, atol=TOLERANCE)
 
 
+def test_a_resting_scene_near_tests_only_the_pairs_that_did_not_hold_still(monkeypatch):
+    # Its candidates are last step's pairs, and one that held still had points when collided
+    # and is rebuilt untested; a box nudged by more than the tolerance has its two pairs
+    # (with the boxes below it) tested and collided again.
+    world, boxes = pyramid(3)
+    run(world, 2.0)
+    tested = []
+    near_pairs = world._near_pairs
+
+    def counting(pair_a, pair_b, dt, turn=None):
+        tested.append(len(pair_a))
+        return near_pairs(pair_a, pair_b, dt, turn)
+
+    monkeypatch.setattr(world, "_near_pairs", counting)
+    world.step(DT)
+    assert sum(tested) == 0 and world.profile.reused == world.profile.pairs == len(world.contacts) == 12
+    top = boxes[-1]
+    top.position = (top.position[0] + 3.0 * TOLERANCE, top.position[1])
+    world.step(DT)
+    assert sum(tested) == 2 and world.profile.reused == 10 and len(world.contacts) == 12
+
+
 def test_a_resting_ball_is_collided_every_step_and_still_warm_started():
     world = ground_world()
     crate = world.create_body("dynamic", position=(-2.0, 0.5))

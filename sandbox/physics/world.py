@@ -23,7 +23,7 @@ from .coloring import ColorMemory, color_order, sweep_key
 from .columns import Columns
 from .contacts import MAX_SHAPES, ContactSet
 from .continuous import SWEEP_FRACTION, earliest_impacts
-from .manifold_cache import ManifoldCache
+from .manifold_cache import ManifoldCache, Near
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
 from .raw_numpy import clip as _clip, einsum as _einsum, indices
@@ -374,13 +374,10 @@ class World:
             pair_a, pair_b = self._candidate_pairs(dt, turn)
         dynamic = (b.type == DYNAMIC) & b.awake  # the bodies the solver moves this step
         with profile.stage("narrowphase"):
-            pair_a, pair_b, margin = self._near_pairs(pair_a, pair_b, dt, turn)
-            if self._fat_pairs.exact:  # a busy scene's pairs come unsorted: sort those kept
-                order = pair_order(pair_a, pair_b, len(self._shapes))
-                pair_a, pair_b, margin = pair_a.take(order), pair_b.take(order), margin.take(order)
             sleepers = (b.type == DYNAMIC) & ~b.awake
             resting = ~dynamic[self._shapes.body] if sleepers.any() else None
-            contacts = self._manifolds.collide(self._shapes, b.pos, b.angle, rot, pair_a, pair_b, margin,
+            contacts = self._manifolds.collide(self._shapes, b.pos, b.angle, rot, pair_a, pair_b,
+                                               self._near_test(pair_a, pair_b, dt, turn),
                                                self.manifold_reuse_distance, resting, self.warm_starting)
         with profile.stage("coloring"):
             colors = self._colors.color(contacts.color, contacts.body_a, contacts.body_b, dynamic,
@@ -400,7 +397,7 @@ class World:
                 self._update_sleep(contacts, dynamic, dt)
         self.contacts = contacts
         profile.awake_bodies = int(np.count_nonzero((b.type == DYNAMIC) & b.awake))
-        profile.pairs, profile.manifolds, profile.reused = len(pair_a), len(contacts), self._manifolds.reused
+        profile.pairs, profile.manifolds, profile.reused = self._manifolds.pairs, len(contacts), self._manifolds.reused
         profile.points, profile.colors = contacts.point_count, len(bounds) - 1
         profile.total = sum(profile.stages().values())
         self.profile = profile
@@ -494,6 +491,19 @@ class World:
         solved = dynamic & b.awake
         keep = indices(may & (solved.take(ba) | solved.take(bb)))
         return i.take(keep), j.take(keep)  # not i[mask]: 0.02 against 0.17 ms (line-profiled) for tumbler
+
+    def _near_test(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float, turn: np.ndarray) -> Near:
+        """The near test of the candidate pairs for `ManifoldCache.collide` (see `Near`): the
+        pairs of the rows asked for that `_near_pairs` keeps, sorted if a busy scene's came
+        unsorted (only those kept: fewer to sort)."""
+        def near(rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            a, b = (pair_a, pair_b) if rows is None else (pair_a.take(rows), pair_b.take(rows))
+            a, b, margin = self._near_pairs(a, b, dt, turn)
+            if not self._fat_pairs.exact:
+                return a, b, margin
+            order = pair_order(a, b, len(self._shapes))
+            return a.take(order), b.take(order), margin.take(order)
+        return near
 
     def _near_pairs(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float,
                     turn: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
