@@ -37,3 +37,17 @@ def positions(bodies) -> np.ndarray:
 def run(world: World, seconds: float) -> None:
     for _ in range(int(round(seconds / DT))):
         world.step(DT)
+
+
+def sizes_of_calls(monkeypatch, owner: object, name: str) -> list[int]:
+    """Wrap `owner.name` (a function of arrays) so each call appends the length of its first
+    argument to the returned list: how many items a stage was given, step after step."""
+    sizes: list[int] = []
+    wrapped = getattr(owner, name)
+
+    def counting(first, *args, **kwargs):
+        sizes.append(len(first))
+        return wrapped(first, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return sizes

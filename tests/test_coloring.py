@@ -10,7 +10,7 @@ from sandbox import bench
 from sandbox.bench import build_sandbox
 from sandbox.physics import World, box, coloring
 from sandbox.physics.coloring import ColorMemory, color_constraints, color_order
-from helpers import DT, pyramid, run
+from helpers import DT, pyramid, run, sizes_of_calls
 
 
 def assert_valid(colors: np.ndarray, body_a: np.ndarray, body_b: np.ndarray, dynamic: np.ndarray) -> None:
@@ -100,14 +100,7 @@ def test_a_resting_pyramid_colours_no_contact_in_the_greedy_loop(monkeypatch):
     world, _ = pyramid(12)
     run(world, 0.5)
     before = world.contacts
-    colored = []
-    greedy = coloring.color_constraints
-
-    def counting(body_a, body_b, dynamic, used=None):
-        colored.append(len(body_a))
-        return greedy(body_a, body_b, dynamic, used)
-
-    monkeypatch.setattr(coloring, "color_constraints", counting)
+    colored = sizes_of_calls(monkeypatch, coloring, "color_constraints")
     run(world, 0.5)
     assert sum(colored) == 0
     after = world.contacts

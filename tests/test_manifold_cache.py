@@ -7,7 +7,7 @@ same feature ids, and give way to a fresh collision as soon as the pair has move
 from __future__ import annotations
 
 import numpy as np
-from helpers import DT, ground_world, pyramid, run
+from helpers import DT, ground_world, pyramid, run, sizes_of_calls
 
 from sandbox.physics import Circle, World, box, collide, settings
 
@@ -54,14 +54,7 @@ def test_a_resting_scene_near_tests_only_the_pairs_that_did_not_hold_still(monke
     # (with the boxes below it) tested and collided again.
     world, boxes = pyramid(3)
     run(world, 2.0)
-    tested = []
-    near_pairs = world._near_pairs
-
-    def counting(pair_a, pair_b, dt, turn=None):
-        tested.append(len(pair_a))
-        return near_pairs(pair_a, pair_b, dt, turn)
-
-    monkeypatch.setattr(world, "_near_pairs", counting)
+    tested = sizes_of_calls(monkeypatch, world, "_near_pairs")
     world.step(DT)
     assert sum(tested) == 0 and world.profile.reused == world.profile.pairs == len(world.contacts) == 12
     top = boxes[-1]
