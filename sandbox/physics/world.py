@@ -458,8 +458,9 @@ class World:
 
         The pairs come from `FatPairs`, kept from step to step, and are filtered here every step
         with the bounds of the moment, so they are exactly the pairs a from-scratch grid would
-        find (same set, same order, but for a busy scene, whose pairs `step` sorts once it has
-        dropped those not near): the cache saves time, never changes a result. `turn`: every
+        find (same set, same order, but for a busy scene, whose pairs the near test sorts once
+        it has dropped those not near: `_near_test`): the cache saves time, never changes a
+        result. `turn`: every
         body's exp(i angle), if the caller has it."""
         s, b = self._shapes, self._bodies
         body = s.body
