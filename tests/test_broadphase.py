@@ -178,8 +178,9 @@ def from_scratch_pairs(world: World, dt: float) -> tuple[np.ndarray, np.ndarray]
     body = s.body
     arms = s.verts - b.local_center[body][:, None]  # each vertex from its body's centre of mass
     reach = np.hypot(arms[..., 0], arms[..., 1]).max(axis=1) + s.radius
-    speed = np.hypot(*b.v.T)[body] + np.abs(b.w)[body] * reach
-    reach = np.minimum(speed, settings.MAX_LINEAR_SPEED) * dt
+    # A point moves at most its body's clamped linear speed plus the chord of its body's turn.
+    reach = reach * np.minimum(np.abs(b.w) * dt, 2.0)[body]
+    reach += np.minimum(np.hypot(*b.v.T), settings.MAX_LINEAR_SPEED)[body] * dt
     lower, upper = world.shape_bounds(settings.AABB_MARGIN + reach)
     i, j = overlapping_pairs(lower, upper)
     ba, bb = body[i], body[j]

@@ -246,6 +246,22 @@ def test_a_fast_turning_blade_strikes_a_wall_in_its_path():
     assert propeller.angular_velocity < 20.0  # and the blow took half its spin
 
 
+def test_a_spinning_blade_near_the_speed_limit_stays_within_its_swept_bounds():
+    # The linear speed is clamped to MAX_LINEAR_SPEED, the turn is not part of that clamp: at
+    # 390 m/s and 100 rad/s the trailing blade, 2 m behind the centre, swings 2 m forward of
+    # where 390 m/s alone takes it, across the target, which its bounds must reach (one clamp
+    # of 400 m/s on the sum of both left them 1 m short).
+    world = World(gravity=(0.0, 0.0))
+    target = world.create_body("static", position=(5.5, -2.0))
+    target.add_shape(box(0.3, 0.3))
+    propeller = world.create_body("dynamic", linear_velocity=(390.0, 0.0), angular_velocity=100.0)
+    propeller.add_shape(box(0.1, 0.1, center=(2.0, 0.0)))
+    trailing = propeller.add_shape(box(0.1, 0.1, center=(-2.0, 0.0)))
+    world.step(DT)
+    pairs = set(zip(world.contacts.shape_a.tolist(), world.contacts.shape_b.tolist()))
+    assert (target.shapes[0].index, trailing.index) in pairs
+
+
 @pytest.mark.slow
 def test_two_pyramid_runs_are_bitwise_identical():
     def final_state():
