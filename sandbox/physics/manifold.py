@@ -186,19 +186,26 @@ def _unit(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(usable, v / np.where(usable, length, 1.0), complex(*_FALLBACK_NORMAL)), length
 
 
-def _one_point(normal: np.ndarray, point: np.ndarray, separation: np.ndarray, pos_a: np.ndarray,
-               turn_a: np.ndarray, margin: np.ndarray | float) -> ManifoldBatch:
+def _one_point(normal: np.ndarray, point: np.ndarray, separation: np.ndarray,
+               margin: np.ndarray | float) -> ManifoldBatch:
     """A batch of single-point manifolds (id 0), kept where separation <= margin; `normal` and
-    `point` (P,) complex in A's frame, `turn_a` (P,) complex exp(i angle_A). Slot 1 stays
-    empty, so nothing needs packing."""
+    `point` (P,) complex in the world frame. Slot 1 stays empty, so nothing needs packing."""
     count = len(separation)
     kept = separation <= _margins(margin, count)
-    batch = ManifoldBatch.empty(count)
-    batch.normal = np.where(kept, turn_a * normal, 0.0).view(np.float64).reshape(count, 2)
-    as_complex(batch.points)[:, 0] = np.where(kept, to_complex(pos_a) + turn_a * point, 0.0)
-    batch.depths[:, 0] = np.where(kept, -separation, 0.0)
-    batch.valid[:, 0] = kept
-    return batch
+    valid = np.zeros((count, 2), bool)
+    valid[:, 0] = kept
+    points, depths = np.zeros((count, 2, 2)), np.zeros((count, 2))
+    as_complex(points)[:, 0] = np.where(kept, point, 0.0)
+    depths[:, 0] = np.where(kept, -separation, 0.0)
+    return ManifoldBatch(np.where(kept, normal, 0.0).view(np.float64).reshape(count, 2), points, depths,
+                         np.zeros((count, 2), np.int64), valid)
+
+
+def _to_world(normal: np.ndarray, point: np.ndarray, pos_a: np.ndarray,
+              turn_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A one-point contact's `normal` and `point` (P,) complex, from A's frame (origin `pos_a`
+    (P, 2), turned by `turn_a` (P,) complex) to the world's."""
+    return turn_a * normal, to_complex(pos_a) + turn_a * point
 
 
 # ----------------------------------------------------------------------------- circles
@@ -218,6 +225,14 @@ def collide_circles(center_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarra
     centers (P, 2) are local to their bodies, radii (P,) in metres. Coinciding centres use the
     fixed normal (0, 1) of A's frame.
     """
+    return _one_point(*_circles(center_a, radius_a, pos_a, rot_a, center_b, radius_b, pos_b, rot_b), margin)
+
+
+def _circles(center_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray,
+             center_b: np.ndarray, radius_b: np.ndarray, pos_b: np.ndarray,
+             rot_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """collide_circles' contact of every pair, kept or not: world normal and point (P,)
+    complex, separation (P,) m."""
     turn_a = to_complex(rot_a)
     c_a = to_complex(center_a)
     normal, distance = _unit(_point_in_a(pos_a, turn_a, pos_b, to_complex(rot_b), center_b) - c_a)
@@ -225,7 +240,7 @@ def collide_circles(center_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarra
     # centre distance after both radii, and the point lies halfway across it.
     separation = distance - radius_a - radius_b
     point = c_a + (radius_a + 0.5 * separation) * normal
-    return _one_point(normal, point, separation, pos_a, turn_a, margin)
+    return *_to_world(normal, point, pos_a, turn_a), separation
 
 
 # ----------------------------------------------------------------------------- polygon vs circle
@@ -236,7 +251,16 @@ def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np
                            rot_b: np.ndarray,
                            margin: np.ndarray | float = SPECULATIVE_DISTANCE) -> ManifoldBatch:
     """Convex polygon A (padded (P, K, 2) vertices and normals, count (P,); count 2 is a
-    segment) vs circle B (local centre (P, 2), radius (P,), m): one point, id 0.
+    segment) vs circle B (local centre (P, 2), radius (P,), m): one point, id 0."""
+    return _one_point(*_polygon_circle(verts_a, norms_a, count_a, pos_a, rot_a, center_b, radius_b, pos_b, rot_b),
+                      margin)
+
+
+def _polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarray, pos_a: np.ndarray,
+                    rot_a: np.ndarray, center_b: np.ndarray, radius_b: np.ndarray, pos_b: np.ndarray,
+                    rot_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """collide_polygon_circle's contact of every pair, kept or not: world normal and point
+    (P,) complex, separation (P,) m.
 
     The edge of largest separation from the circle centre c is the closest edge of a convex
     polygon. If c lies beyond one of that edge's ends, the closest feature is that vertex and
@@ -275,7 +299,7 @@ def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np
     distance = np.where(at_vertex, vertex_distance, sep)
     # Halfway between the vertex (or c projected on the edge) and the circle's deepest point.
     point = c - (0.5 * (distance + radius_b)) * normal
-    return _one_point(normal, point, distance - radius_b, pos_a, turn_a, margin)
+    return *_to_world(normal, point, pos_a, turn_a), distance - radius_b
 
 
 # ----------------------------------------------------------------------------- polygons
@@ -723,8 +747,9 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
     `shapes` has the world's columns `kind` (shapes.CIRCLE or shapes.POLYGON), `verts` and
     `norms` (S, K, 2) padded local geometry (a circle's centre is vertex 0), `count` and
     `radius` (m); shape s lies on body body_of[s], placed by pos (N, 2) (m) and rot (N, 2)
-    (cos, sin). Each pair type is gathered, collided in one call, and scattered back; circle
-    vs polygon runs as polygon vs circle with the normal negated. `margin` (m, scalar or (P,))
+    (cos, sin). Each pair type is gathered and collided in one call; the one-point types'
+    contacts are merged into one batch and the polygon pairs' manifolds scattered into it.
+    Circle vs polygon runs as polygon vs circle with the normal negated. `margin` (m, scalar or (P,))
     is each pair's speculative distance: points farther apart than it are dropped. The world
     widens it by how far the gap of the pair can close in a step.
     """
@@ -742,39 +767,53 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
         ba, bb = body_of.take(a), body_of.take(b)
         return a, b, pos.take(ba, axis=0), rot.take(ba, axis=0), pos.take(bb, axis=0), rot.take(bb, axis=0)
 
+    # The one-point colliders give every pair's contact, kept or not (see `_one_point`).
     def circles(r):
         a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
-        return collide_circles(shapes.verts[:, 0].take(a, axis=0), shapes.radius.take(a), pos_a, rot_a,
-                               shapes.verts[:, 0].take(b, axis=0), shapes.radius.take(b), pos_b, rot_b, margin[r])
+        return _circles(shapes.verts[:, 0].take(a, axis=0), shapes.radius.take(a), pos_a, rot_a,
+                        shapes.verts[:, 0].take(b, axis=0), shapes.radius.take(b), pos_b, rot_b)
 
     def polygon_circle(r):
         a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
-        return collide_polygon_circle(shapes.verts.take(a, axis=0), shapes.norms.take(a, axis=0),
-                                      shapes.count.take(a), pos_a, rot_a, shapes.verts[:, 0].take(b, axis=0),
-                                      shapes.radius.take(b), pos_b, rot_b, margin[r])
+        return _polygon_circle(shapes.verts.take(a, axis=0), shapes.norms.take(a, axis=0), shapes.count.take(a),
+                               pos_a, rot_a, shapes.verts[:, 0].take(b, axis=0), shapes.radius.take(b), pos_b, rot_b)
 
     def circle_polygon(r):
         a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
-        return _negated(collide_polygon_circle(shapes.verts.take(b, axis=0), shapes.norms.take(b, axis=0),
-                                               shapes.count.take(b), pos_b, rot_b, shapes.verts[:, 0].take(a, axis=0),
-                                               shapes.radius.take(a), pos_a, rot_a, margin[r]))
+        normal, point, separation = _polygon_circle(
+            shapes.verts.take(b, axis=0), shapes.norms.take(b, axis=0), shapes.count.take(b), pos_b, rot_b,
+            shapes.verts[:, 0].take(a, axis=0), shapes.radius.take(a), pos_a, rot_a)
+        return 0.0 - normal, point, separation  # seen from the circle, as `_negated`
 
     def polygons(r):
         a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
         return _collide_polygons(shapes.verts, shapes.norms, shapes.count, a, b, pos_a, rot_a, pos_b, rot_b,
                                  margin[r])
 
-    out = None
-    for mask, collider in ((poly_a & poly_b, polygons), (circle_a & circle_b, circles),
-                           (poly_a & circle_b, polygon_circle), (circle_a & poly_b, circle_polygon)):
+    polygon_rows = indices(poly_a & poly_b)
+    if len(polygon_rows) == count:  # a box stack: nothing to merge
+        return polygons(slice(None))
+    one_point = []  # (rows, collider) of each one-point pair type present
+    for mask, collider in ((circle_a & circle_b, circles), (poly_a & circle_b, polygon_circle),
+                           (circle_a & poly_b, circle_polygon)):
         r = indices(mask)
-        if len(r) == count:
-            # A batch of one pair type (a box stack, a rain of balls) needs no scattering.
-            return collider(slice(None))
         if len(r):
-            out = ManifoldBatch.empty(count) if out is None else out
-            _scatter(out, r, collider(r))
-    return ManifoldBatch.empty(count) if out is None else out
+            one_point.append((r, collider))
+    if len(one_point) == 1 and len(one_point[0][0]) == count:  # a rain of balls: nothing to merge
+        return _one_point(*one_point[0][1](slice(None)), margin)
+    # Mixed types: every one-point contact is merged into one batch, made in one call (the
+    # polygon pairs' rows get an infinite separation, which keeps none of them), and the
+    # polygon pairs' manifolds are scattered into it. `rain`'s circles and the few on its
+    # walls: 0.25 against 0.35 ms a step for two batches scattered into an empty one
+    # (`tile_rain`: 0.38 against 0.52 ms).
+    normal, point = np.zeros(count, complex), np.zeros(count, complex)
+    separation = np.full(count, np.inf)
+    for r, collider in one_point:
+        normal[r], point[r], separation[r] = collider(r)
+    out = _one_point(normal, point, separation, margin)
+    if len(polygon_rows):
+        _scatter(out, polygon_rows, polygons(polygon_rows))
+    return out
 
 
 def collide_pairs(kind_a: np.ndarray, verts_a: np.ndarray, norms_a: np.ndarray,
