@@ -79,6 +79,32 @@ def test_a_resting_ball_is_collided_every_step_and_still_warm_started():
     assert abs(ball.position[1] - 0.5) < 0.01
 
 
+def test_balls_alone_are_warm_started_point_by_point(monkeypatch):
+    # Every manifold has one point (no box in the world): the one-point match of kept and fresh
+    # points. Each resting ball's point persists and starts from last step's impulse, which
+    # carries its weight.
+    world = ground_world()
+    balls = []
+    for x in (-2.0, 0.0, 2.0):
+        ball = world.create_body("dynamic", position=(x, 0.5))
+        ball.add_shape(Circle(0.5), friction=0.6)
+        balls.append(ball)
+    run(world, 2.0)
+    collide, warm_starts = world._manifolds.collide, []
+
+    def recording(*args, **kwargs):
+        contacts = collide(*args, **kwargs)
+        warm_starts.append(contacts.normal_impulse.copy())
+        return contacts
+
+    monkeypatch.setattr(world._manifolds, "collide", recording)
+    world.step(DT)
+    c = world.contacts
+    assert len(c) == 3 and not c.valid[:, 1].any() and c.persisted[:, 0].all()
+    weight = balls[0].mass * 10.0 * DT / world.substeps  # N s a substep, as the solver keeps it
+    np.testing.assert_allclose(warm_starts[0][:, 0], weight, rtol=1e-3)
+
+
 def test_a_sliding_box_is_collided_every_step():
     world = ground_world()
     sled = world.create_body("dynamic", position=(0.0, 0.5), linear_velocity=(2.0, 0.0))

@@ -307,10 +307,20 @@ def _carry_over(new: ContactSet, kept: _Kept, warm: bool) -> None:
     new.color = np.where(found, kept.color.take(at), -1)
     if not warm:
         return
+    new.persisted = np.zeros((len(new), 2), bool)
+    if not (new.valid[:, 1].any() or kept.valid[:, 1].any()):
+        # One point a manifold, fresh and kept (circles): slot 0 meets slot 0 alone, and
+        # (M,) columns do for the (M, 2) rows. `rain`: 30 against 60 us a step.
+        first = 2 * at
+        same = kept.valid.reshape(-1).take(first) & found & new.valid[:, 0]
+        same &= kept.ids.reshape(-1).take(first) == new.ids[:, 0]
+        new.persisted[:, 0] = same
+        new.normal_impulse[:, 0] = np.where(same, kept.normal_impulse.reshape(-1).take(first), 0.0)
+        new.tangent_impulse[:, 0] = np.where(same, kept.tangent_impulse.reshape(-1).take(first), 0.0)
+        return
     ids, valid = kept.ids.take(at, axis=0), kept.valid.take(at, axis=0) & found[:, None]
     normal, tangent = kept.normal_impulse.take(at, axis=0), kept.tangent_impulse.take(at, axis=0)
-    new.persisted = np.zeros((len(new), 2), bool)
-    # A kept second point that never exists (circles) matches nothing: 4 calls fewer.
+    # A kept second point that never exists matches nothing: 4 calls fewer.
     for k in (0, 1) if valid[:, 1].any() else (0,):
         same = valid[:, k, None] & (ids[:, k, None] == new.ids) & new.valid
         new.persisted |= same
