@@ -10,6 +10,7 @@ import numpy as np
 from helpers import DT, ground_world, pyramid, run, sizes_of_calls
 
 from sandbox.physics import Circle, World, box, collide, settings
+from sandbox.physics.contacts import pair_keys
 
 TOLERANCE = settings.MANIFOLD_REUSE_DISTANCE
 
@@ -198,3 +199,49 @@ def test_destroying_a_body_keeps_the_other_pairs_manifolds_and_impulses_under_th
         fresh = _fresh(world, row, poses)
         assert list(c.ids[row, : fresh.count]) == list(fresh.ids)
         np.testing.assert_allclose(c.depths[row, : fresh.count], fresh.depths, atol=TOLERANCE)
+
+
+def test_a_resting_pyramid_comes_back_in_colour_order_and_is_not_reordered(monkeypatch):
+    # The cache keeps its entries in last step's colour order, so a scene whose pairs all
+    # held still gets its contacts back in that order: the step sorts nothing by colour.
+    world, boxes = pyramid(6)
+    start = np.array([b.position for b in boxes])
+    run(world, 2.0)
+    reordered = sizes_of_calls(monkeypatch, type(world.contacts), "reorder")
+    run(world, 1.0)
+    assert reordered == [] and world.profile.reused == len(world.contacts) > 0
+    assert (np.diff(world.contacts.color) >= 0).all()
+    assert world.contacts.persisted[world.contacts.valid].all()
+    assert np.abs(np.array([b.position for b in boxes]) - start).max() < 0.01  # and it stands
+
+
+def test_the_cache_keeps_its_key_order_while_pairs_come_go_sleep_and_are_renumbered():
+    # Balls and boxes (entries with and without anchors) dropped on a stack that falls asleep
+    # and wakes, and a box destroyed on the way (its rows renumbered): after every step each
+    # pair is found under its own key.
+    world = World(sleeping=True)
+    ground = world.create_body("static", position=(0.0, -0.5))
+    ground.add_shape(box(20.0, 0.5))
+    stack = []
+    for k in range(5):
+        body = world.create_body("dynamic", position=(0.0, 0.5 + k))
+        body.add_shape(box(0.5, 0.5))
+        stack.append(body)
+    cache, found = world._manifolds, 0
+    for step in range(360):
+        if step % 60 == 30:
+            drop = world.create_body("dynamic", position=(0.3 * (step // 60 - 3), 8.0))
+            drop.add_shape(Circle(0.3) if step // 60 % 2 else box(0.3, 0.3))
+        if step == 200:
+            world.destroy_body(stack[-1])
+        world.step(DT)
+        keys = cache._kept.keys
+        assert (np.diff(cache._sorted_keys) > 0).all()
+        np.testing.assert_array_equal(np.sort(cache._by_key), np.arange(len(keys)))
+        np.testing.assert_array_equal(keys.take(cache._by_key), cache._sorted_keys)
+        c = world.contacts
+        if len(c):
+            at, hit = cache._look_up(pair_keys(c.shape_a, c.shape_b))
+            assert hit.all() and (keys.take(at) == pair_keys(c.shape_a, c.shape_b)).all()
+            found += len(c)
+    assert found > 1000 and world.profile.awake_bodies < len(world.bodies)  # it slept at the end

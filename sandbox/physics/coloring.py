@@ -161,17 +161,19 @@ class ColorMemory:
 _INT16_MAX = 32767
 
 
-def color_order(colors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def color_order(colors: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
     """(order, bounds): `order` sorts constraints by colour (ties by index, deterministic);
-    colour c occupies `order[bounds[c]:bounds[c + 1]]`."""
+    colour c occupies `order[bounds[c]:bounds[c + 1]]`. `order` is None when the constraints
+    are in colour order already (a resting scene's, see `manifold_cache`)."""
     if len(colors) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        return None, np.zeros(1, dtype=np.int64)
     counts = np.bincount(colors)
+    bounds = np.zeros(len(counts) + 1, np.int64)
+    counts.cumsum(out=bounds[1:])
+    if (colors[1:] >= colors[:-1]).all():
+        return None, bounds
     # A stable sort keeps ties in index order. Of 16-bit integers it is a radix sort: 0.08 ms
     # for the 14,950 contacts of the base-100 pyramid, against 0.67 ms for an argsort of
     # colour * M + index (the same order).
     small = colors.astype(np.int16) if len(counts) <= _INT16_MAX else colors
-    order = small.argsort(kind="stable")
-    bounds = np.zeros(len(counts) + 1, np.int64)
-    counts.cumsum(out=bounds[1:])
-    return order, bounds
+    return small.argsort(kind="stable"), bounds

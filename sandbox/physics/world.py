@@ -383,8 +383,10 @@ class World:
             colors = self._colors.color(contacts.color, contacts.body_a, contacts.body_b, dynamic,
                                         sweep_key(contacts.points[:, 0]))
             order, bounds = color_order(colors)
-            contacts.reorder(order)
-            contacts.color = colors.take(order)
+            if order is not None:
+                contacts.reorder(order)
+                colors = colors.take(order)
+            contacts.color = colors
         start = (b.pos.copy(), b.angle.copy()) if self._tilemaps else None
         with profile.stage("solver"):
             self._solve(contacts, bounds, dynamic, rot, dt)
