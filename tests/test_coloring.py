@@ -129,6 +129,9 @@ def test_memory_keeps_colours_and_colours_new_contacts_around_them():
     order, bounds = color_order(second)
     np.testing.assert_array_equal(order, [1, 2, 0])
     np.testing.assert_array_equal(bounds, [0, 2, 3])
+    order, bounds = color_order(np.array([0, 0, 1, 3, 3]))  # in colour order already: nothing to sort
+    assert order is None
+    np.testing.assert_array_equal(bounds, [0, 2, 3, 3, 5])
 
 
 def test_a_fresh_pass_colours_in_sweep_order():

@@ -250,7 +250,7 @@ def test_a_spinning_blade_near_the_speed_limit_stays_within_its_swept_bounds():
     # The linear speed is clamped to MAX_LINEAR_SPEED, the turn is not part of that clamp: at
     # 390 m/s and 100 rad/s the trailing blade, 2 m behind the centre, swings 2 m forward of
     # where 390 m/s alone takes it, across the target, which its bounds must reach (one clamp
-    # of 400 m/s on the sum of both left them 1 m short).
+    # of 400 m/s on the sum of both left them 0.4 m short).
     world = World(gravity=(0.0, 0.0))
     target = world.create_body("static", position=(5.5, -2.0))
     target.add_shape(box(0.3, 0.3))

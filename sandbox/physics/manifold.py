@@ -749,9 +749,9 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
     `radius` (m); shape s lies on body body_of[s], placed by pos (N, 2) (m) and rot (N, 2)
     (cos, sin). Each pair type is gathered and collided in one call; the one-point types'
     contacts are merged into one batch and the polygon pairs' manifolds scattered into it.
-    Circle vs polygon runs as polygon vs circle with the normal negated. `margin` (m, scalar or (P,))
-    is each pair's speculative distance: points farther apart than it are dropped. The world
-    widens it by how far the gap of the pair can close in a step.
+    Circle vs polygon runs as polygon vs circle with the normal negated. `margin` (m, scalar
+    or (P,)) is each pair's speculative distance: points farther apart than it are dropped.
+    The world widens it by how far the gap of the pair can close in a step.
     """
     count = len(pair_a)
     margin = _margins(margin, count)
