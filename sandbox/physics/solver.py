@@ -24,9 +24,9 @@ manifolds), whatever its size, so the layout is chosen to keep that number small
 * Body velocities are one (3, N) block (vx, vy, w), copied to the solver's precision for a
   pass; a colour gathers the six velocities of its manifolds in one `take` as (6, m) =
   (vx_a, vx_b, vy_a, vy_b, w_a, w_b) and writes them back in one assignment.
-* `jacobian` J (4, 6, M) gives each row's relative velocity J[r] . u, and row impulses d
-  change the velocities by M^-1 J^T d, with `inv_mass` (6, M) the diagonal of M^-1 (a small
-  scene also keeps the product M^-1 J^T: see `_SMALL_SCENE`). `coupling` K = J M^-1 J^T
+* The Jacobian J (4, 6, M) gives each row's relative velocity J[r] . u, and row impulses d
+  change the velocities by `response` d, M^-1 J^T d with M^-1 (6, M) the inverse masses (J
+  becomes M^-1 J^T in place once the step is prepared). `coupling` K = J M^-1 J^T
   (4, 4, M) tells how an impulse on row s changes the speed of row r. The rows are solved one
   after the other within a manifold, as Box2D does, and K updates the later rows' speeds
   (sp[r] += K[r, s] d[s]) without touching the body velocities in between.
@@ -149,15 +149,9 @@ stability figures to four digits in every bench scene. Set to np.float64 to comp
 
 _SMALL_SCENE = 4000
 """Points: P M for M manifolds of P points (2,000 manifolds of two points). Up to this many,
-where NumPy's cost per call outweighs its cost per element, the solver trades memory for calls:
-
-* it keeps M^-1 J^T (2 P, 6, M) beside J, and a colour's velocity change is one einsum instead
-  of an einsum and a product: pyramid20's 8 sweep passes took 0.096 against 0.104 ms each;
-* `ColourMajor` reorders with one `take` through index arrays kept while the colour sizes
-  stay, not a copy per colour.
-
-Above it the extra arrays no longer fit the caches with the rest: the base-100 pyramid (15,000
-manifolds) stepped about 0.5 ms slower with M^-1 J^T."""
+where NumPy's cost per call outweighs its cost per element, `ColourMajor` reorders with one
+`take` through index arrays kept while the colour sizes stay, not a copy per colour; above
+it, streaming the index arrays costs more than the calls they save (see `ColourMajor.block`)."""
 
 _LINEAR_ENTRY = {points: np.repeat([[2, 0, 3, 1], [3, 1, 0, 2]], points, axis=0) for points in (1, 2)}
 """The linear Jacobian entries (vx_a, vx_b, vy_a, vy_b) of each row, as rows of the table (n.x,
@@ -322,9 +316,7 @@ class _Colour:
         run, m = slice(start, stop), stop - start
         p, r = solver.points, 2 * solver.points
         self.take = solver.take[6 * start: 6 * stop].reshape(6, m)  # (6, m): `take` then gives (6, m) too
-        self.row_jacobian, self.jacobian = solver.row_jacobian[..., run], solver.jacobian[..., run]
-        self.inv_mass = solver.inv_mass[:, run]
-        self.response = None if solver.response is None else solver.response[..., run]
+        self.row_jacobian, self.response = solver.row_jacobian[..., run], solver.response[..., run]
         self.coupling, self.mass = solver.coupling[..., run], solver.mass[:, run]
         self.delta = d = solver.delta[r * start: r * stop].reshape(r, m)
         work = work.reshape(6 * p + 5, m)
@@ -373,11 +365,7 @@ class _Colour:
     def scatter(self, velocity: np.ndarray, u: np.ndarray) -> None:
         """Apply this sweep's row impulses to the gathered velocities `u` and write them back
         (`delta` holds each row's impulse change negated)."""
-        if self.response is None:
-            _einsum("rkm,rm->km", self.jacobian, self.delta, out=self.change)
-            np.multiply(self.change, self.inv_mass, self.change)
-        else:
-            _einsum("rkm,rm->km", self.response, self.delta, out=self.change)
+        _einsum("rkm,rm->km", self.response, self.delta, out=self.change)
         np.subtract(u, self.change, u)
         velocity[self.take] = u
 
@@ -435,7 +423,6 @@ class ContactSolver:
         np.negative(arm_b.imag, out=normal[:, 5])
         np.copyto(tangent[:, 4], arm_a.real)
         np.negative(arm_b.real, out=tangent[:, 5])
-        self.jacobian = jacobian
         # Each manifold's six gathered velocities (vx_a, vx_b, vy_a, vy_b, w_a, w_b) as flat
         # indices into the (3 N,) velocities, (6, M); their inverse masses come the same way.
         gather = np.empty((3, 2, m), np.int64)
@@ -444,12 +431,9 @@ class ContactSolver:
         np.add(gather[0], 2 * n_body, out=gather[2])
         gather = self._gather = gather.reshape(6, m)
         masses = np.concatenate([body.inv_mass, body.inv_mass, body.inv_inertia]).astype(F)
-        self.inv_mass = masses.take(gather, out=scratch.get("inverse mass", (6, m), F), mode="clip")
-        self.coupling = _coupling(jacobian, self.inv_mass, scratch)
-        self.response = None
+        inv_mass = masses.take(gather, out=scratch.get("inverse mass", (6, m), F), mode="clip")
+        self.coupling = _coupling(jacobian, inv_mass, scratch)
         small = p_count * m <= _SMALL_SCENE
-        if small:
-            self.response = np.multiply(jacobian, self.inv_mass, out=scratch.get("response", (rows, 6, m), F))
         # A missing point's rows get zero mass, so they never carry an impulse: the solve
         # gives max(0 - 0 - 0, 0) for its normal and a zero friction limit. Its Jacobian rows
         # may then hold anything finite, and are left unmasked.
@@ -538,7 +522,12 @@ class ContactSolver:
         if (contacts.restitution > 0.0).any():
             self.restitution = layout.spread(contacts.restitution)
             gathered = body.velocity.reshape(-1).take(gather)
-            self.relative_velocity = layout.block(np.einsum("rkm,km->rm", self.jacobian[:p_count], gathered))
+            self.relative_velocity = layout.block(np.einsum("rkm,km->rm", jacobian[:p_count], gathered))
+        # From here on J is needed only as M^-1 J^T, which turns row impulses into velocity
+        # changes, and is made so in place: one product a step instead of one a colour sweep
+        # (tumbler: 0.17 ms a step fewer), and no second array beside J (kept beside it, M^-1 J^T
+        # made the base-100 pyramid 0.5 ms a step slower: the caches no longer held the rest).
+        self.response = np.multiply(jacobian, inv_mass, out=jacobian)
         two_points = np.zeros(len(bounds) - 1, bool)
         if p_count == 2 and m:
             two_points = np.logical_or.reduceat(valid[1], bounds[:-1])
@@ -624,7 +613,7 @@ class ContactSolver:
         impulse = np.empty((2 * p, len(self.a)), F)
         self.layout.unblock(self.normal_impulse, p, out=impulse[:p])
         self.layout.unblock(self.tangent_impulse, p, out=impulse[p:])
-        per_point = np.einsum("rkm,rm->km", self.jacobian, impulse) * self.inv_mass
+        per_point = np.einsum("rkm,rm->km", self.response, impulse)
         # Summed per body by the same flat (3 N,) indices the sweeps gather with.
         return np.bincount(self._gather.reshape(-1), per_point.reshape(-1), 3 * self.n_body).reshape(3, -1)
 
