@@ -245,3 +245,16 @@ def test_the_cache_keeps_its_key_order_while_pairs_come_go_sleep_and_are_renumbe
             assert hit.all() and (keys.take(at) == pair_keys(c.shape_a, c.shape_b)).all()
             found += len(c)
     assert found > 1000 and world.profile.awake_bodies < len(world.bodies)  # it slept at the end
+
+
+def test_editing_the_last_contacts_leaves_the_cache_alone():
+    # A resting scene's contacts are rebuilt from the cache and handed back unsorted: they must
+    # not be the cache's own arrays, or a caller marking them invalid would drop them.
+    world, _ = pyramid(3)
+    run(world, 2.0)
+    count = len(world.contacts)
+    world.contacts.valid[:] = False
+    world.contacts.ids[:] = -1
+    world.step(DT)
+    assert len(world.contacts) == count and world.contacts.valid[:, 0].all()
+    assert (world.contacts.ids >= 0).all() and world.contacts.persisted[world.contacts.valid].all()

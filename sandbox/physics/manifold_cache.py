@@ -175,6 +175,8 @@ class ManifoldCache:
         if len(reused):
             still = kept.take(still_rows)
             old = self._rebuild(shapes, still, origin, turn, pair_a.take(reused), pair_b.take(reused))
+            if still is kept:  # the cache's own arrays: the contacts, which the world shows, get copies
+                old.ids, old.valid = old.ids.copy(), old.valid.copy()
             if warm:
                 old.normal_impulse, old.tangent_impulse = still.normal_impulse.copy(), still.tangent_impulse.copy()
                 old.persisted = still.valid.copy()
