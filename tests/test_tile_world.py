@@ -132,6 +132,24 @@ def test_a_core_off_its_body_origin_is_swept_where_the_body_turns_it():
     assert ball.world_point((0.0, 3.0)) == pytest.approx((-0.1 + 0.005, 0.0), abs=1e-9)
 
 
+def test_a_core_turning_past_a_tile_corner_stops_short_of_it():
+    # A dumbbell turning a quarter turn about its centre carries each ball 2 m out along an
+    # arc; the chord from start to end passes 0.78 m from the tile's corner, the arc 0.19 m,
+    # closer than the ball's radius. The ball must be stopped before it reaches the corner.
+    world = World(gravity=(0.0, 0.0))
+    world.add_tilemap(TileMap([[FULL]], origin=(1.55, 1.55)))
+    dumbbell = world.create_body("dynamic")
+    for x in (2.0, -2.0):
+        dumbbell.add_shape(Circle(0.3, center=(x, 0.0)))
+    b = world.body_data
+    start = b.pos.copy(), b.angle.copy()
+    dumbbell.angle = math.pi / 2
+    world._stop_at_tile_edges(np.array([False, True]), *start)
+    assert 0.0 < dumbbell.angle < math.pi / 4  # cut back before 45 degrees, where the arc comes nearest
+    ball = np.array(dumbbell.world_point((2.0, 0.0)))
+    assert np.hypot(*(ball - 1.55)) >= 0.3 - 1e-9  # its whole core short of the corner
+
+
 def test_a_circle_on_a_convex_corner_gets_exactly_one_contact():
     world = World(gravity=(0.0, 0.0))
     tiles = world.add_tilemap(TileMap([[FULL]], origin=(0.0, 0.0)))

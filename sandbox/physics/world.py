@@ -732,9 +732,16 @@ class World:
         cored = indices(dynamic.take(s.body) & (s.core > 0.0))
         body, centroid, core = s.body.take(cored), s.centroid.take(cored, axis=0), s.core.take(cored)
         c_start, c_end = pos0.take(body, axis=0), b.pos.take(body, axis=0)
+        swept = core  # the radius each core is swept with
         if centroid.any():  # else every centroid is its body's origin (circles about it, centred boxes)
             c_start += _rotated(angle0.take(body), centroid)
             c_end += _rotated(b.angle.take(body), centroid)
+            # A core off its body's centre of mass turns along an arc, which strays from the
+            # chord swept here by up to its sagitta, arm (1 - cos(turn / 2)): swept that much
+            # wider, the core put back on the arc stops short of the edge, not across it.
+            arm = np.hypot(*(centroid - b.local_center.take(body, axis=0)).T)
+            half_turn = 0.5 * np.minimum(np.abs(b.angle.take(body) - angle0.take(body)), np.pi)
+            swept = core + arm * (1.0 - np.cos(half_turn))
         moving = np.hypot(*(c_end - c_start).T) > SWEEP_FRACTION * core
         category_of, mask_of = s.category.take(cored), s.mask.take(cored)
         fraction = np.ones(len(b))
@@ -742,7 +749,7 @@ class World:
             if not tile_body.alive:
                 continue
             rows = indices(moving & ((category_of & mask) != 0) & ((mask_of & category) != 0))
-            t = earliest_impacts(c_start.take(rows, axis=0), c_end.take(rows, axis=0), core.take(rows), tiles)
+            t = earliest_impacts(c_start.take(rows, axis=0), c_end.take(rows, axis=0), swept.take(rows), tiles)
             np.minimum.at(fraction, body.take(rows), t)
         hit = indices(fraction < 1.0)
         if len(hit) == 0:
