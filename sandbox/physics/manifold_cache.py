@@ -164,7 +164,8 @@ class ManifoldCache:
         new, fresh_a = None, ()
         if len(fresh):
             if margin is None:  # a resting scene's candidates: those that did not hold still
-                fresh_a, fresh_b, fresh_margin = near(np.sort(self._key_rank().take(fresh)))
+                # Candidates are in key order: each entry's candidate row is its rank by key.
+                fresh_a, fresh_b, fresh_margin = near(np.sort(_inverse(self._by_key).take(fresh)))
             else:
                 fresh_a, fresh_b, fresh_margin = pair_a.take(fresh), pair_b.take(fresh), margin.take(fresh)
         if len(fresh_a):
@@ -199,9 +200,9 @@ class ManifoldCache:
         in the new order, the solver's colour order: the contacts then come back in it next
         step and need no reordering (the base-100 pyramid: reordering and storing 0.45 ->
         0.07 ms a step, less 0.13 ms that the cache's gathers by body lose in colour order,
-        where key order met the bodies in order). A busy scene's entries stay where they are, and the impulses are
-        scattered to them: its contacts are reordered every step anyway, and moving all
-        entries cost tumbler 0.18 ms a step."""
+        where key order met the bodies in order). A busy scene's entries stay where they are,
+        and the impulses are scattered to them: its contacts are reordered every step anyway,
+        and moving all entries cost tumbler 0.18 ms a step."""
         if order is not None and self._held:
             self._put_first(order)
             order = None
@@ -233,12 +234,6 @@ class ManifoldCache:
         at, found = look_up(self._sorted_keys, keys)
         return self._by_key.take(at), found
 
-    def _key_rank(self) -> np.ndarray:
-        """(K,) each entry's position in key order."""
-        rank = np.empty_like(self._by_key)
-        rank[self._by_key] = np.arange(len(rank))
-        return rank
-
     def _put_first(self, rows: np.ndarray) -> None:
         """Reorder the entries: `rows` first, in that order, then the others as they were."""
         kept = self._kept
@@ -248,9 +243,7 @@ class ManifoldCache:
             others[rows] = False
             rows = np.concatenate([rows, indices(others)])
         self._kept = kept.take(rows)
-        rank = np.empty(k, np.int64)
-        rank[rows] = np.arange(k)
-        self._by_key = rank.take(self._by_key)
+        self._by_key = _inverse(rows).take(self._by_key)
 
     @staticmethod
     def _resting(kept: _Kept, resting: np.ndarray | None) -> np.ndarray | None:
@@ -325,8 +318,9 @@ class ManifoldCache:
         """Make the cache `fresh` (in pair order, as collided), `still` (the old entries
         `still_rows`) and the old entries `rest_rows`, in that order, and find their key order
         without sorting them all: the fresh keys are one sorted run, the old entries another,
-        taken in the old key order, and a stable sort merges the two runs. `tumbler`: 0.15 ms a step, where sorting
-        all 5,400 entries by key and moving them into that order took 0.21 ms."""
+        taken in the old key order, and a stable sort merges the two runs. `tumbler`: 0.15 ms
+        a step, where sorting all 5,400 entries by key and moving them into that order took
+        0.21 ms."""
         kept = self._kept
         count, k = len(fresh.keys), len(kept.keys)
         rest = None if rest_rows is None or len(rest_rows) == 0 else kept.take(rest_rows)
@@ -348,6 +342,13 @@ class ManifoldCache:
             runs = np.concatenate([np.arange(count), old])
             old = runs.take(np.argsort(both.keys.take(runs), kind="stable"))
         self._kept, self._by_key, self._sorted_keys = both, old, both.keys.take(old)
+
+
+def _inverse(order: np.ndarray) -> np.ndarray:
+    """The inverse of the permutation `order`: where each index went."""
+    where = np.empty_like(order)
+    where[order] = np.arange(len(order))
+    return where
 
 
 def _polygon_pairs(shapes, pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray | bool:

@@ -232,7 +232,7 @@ class ColourMajor:
         """A row-major (R, M) array (any strides) in colour-major order: flat (R M,).
 
         With `orders` (a small scene) and no more rows than points, one `take` through a kept
-        index array. Otherwise a copy per colour and part: no index array to build or stream (a
+        index array. Otherwise a copy per colour: no index array to build or stream (a
         `take` through one cost the base-100 pyramid about 0.5 ms a step), but 6 to 9 calls
         where a take is one (pyramid20: about 40 us a step). The point rows are reordered every
         substep (`separations`), so their index pays; the six rows of body indices, once a step,
