@@ -104,12 +104,20 @@ def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
     `shapes` is the world's shape table; `pos` (N, 2) body origins and `rot` (N, 2) their
     (cos, sin); `margin` (P,) the speculative distance of each pair in metres.
     """
+    return find_manifold_rows(shapes, body_of, pos, rot, pair_a, pair_b, margin)[0]
+
+
+def find_manifold_rows(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray, pair_a: np.ndarray,
+                       pair_b: np.ndarray, margin: np.ndarray) -> tuple[ContactSet, np.ndarray | None]:
+    """`find_manifolds`, and which candidates produced the manifolds: their rows, in order
+    (None: all of them)."""
     if len(pair_a) == 0:
-        return ContactSet.empty()
+        return ContactSet.empty(), None
     batch = collide_shapes(shapes, body_of, pos, rot, pair_a, pair_b, margin)
     filter_one_sided(batch, shapes, pair_a, pair_b, pos, rot)
     # Keep the pairs that produced points; when all did (a resting stack), keep the arrays.
     touching = batch.valid[:, 0]
+    rows = None
     if touching.all():
         a, b, normal, points, depths, ids, valid = (pair_a, pair_b, batch.normal, batch.points, batch.depths,
                                                     batch.ids, batch.valid)
@@ -126,4 +134,4 @@ def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
         friction=np.sqrt(shapes.friction.take(a) * shapes.friction.take(b)),
         restitution=np.maximum(shapes.restitution.take(a), shapes.restitution.take(b)),
         persisted=np.zeros((m, 2), bool), normal_impulse=zeros2, tangent_impulse=zeros2.copy(),
-        max_normal_impulse=zeros2.copy(), color=np.zeros(m, np.int64))
+        max_normal_impulse=zeros2.copy(), color=np.zeros(m, np.int64)), rows

@@ -34,7 +34,7 @@ from typing import Callable
 
 import numpy as np
 
-from .contacts import ContactSet, find_manifolds, look_up, pair_keys, pair_shapes
+from .contacts import ContactSet, find_manifold_rows, look_up, pair_keys, pair_shapes
 from .raw_numpy import indices, whole_rows
 from .shapes import POLYGON
 from .vec import as_complex, to_complex
@@ -169,8 +169,16 @@ class ManifoldCache:
             else:
                 fresh_a, fresh_b, fresh_margin = pair_a.take(fresh), pair_b.take(fresh), margin.take(fresh)
         if len(fresh_a):
-            new = find_manifolds(shapes, body, pos, rot, fresh_a, fresh_b, fresh_margin)
-            _carry_over(new, kept, self._look_up, warm)
+            new, rows = find_manifold_rows(shapes, body, pos, rot, fresh_a, fresh_b, fresh_margin)
+            if len(new) and len(kept.keys):
+                if at is None:  # not looked up: no pair is reusable, or a resting scene's
+                    entries = self._look_up(pair_keys(new.shape_a, new.shape_b))
+                else:  # the candidates' look-up, cut to those with manifolds (tumbler: 40 us a step)
+                    chosen = fresh if rows is None else fresh.take(rows)
+                    entries = at.take(chosen), found.take(chosen)
+                _carry_over(new, kept, *entries, warm)
+            else:
+                new.color = np.full(len(new), -1, np.int64)
         still_rows = reused if at is None else at.take(reused)  # entries of `kept`
         still, old = _Kept.empty(), None
         if len(reused):
@@ -365,14 +373,11 @@ def _polygon_pairs(shapes, pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray
     return both if both.any() else False
 
 
-def _carry_over(new: ContactSet, kept: _Kept, find: Callable, warm: bool) -> None:
+def _carry_over(new: ContactSet, kept: _Kept, at: np.ndarray, found: np.ndarray, warm: bool) -> None:
     """Give freshly collided manifolds their pair's kept colour (-1 for a new pair) and, when
-    `warm`, each point the impulses of the kept point of the same pair and feature id. `find`:
-    pair keys -> (their entries in `kept`, whether found), as `ManifoldCache._look_up`."""
-    if len(kept.keys) == 0 or len(new) == 0:
-        new.color = np.full(len(new), -1, np.int64)
-        return
-    at, found = find(pair_keys(new.shape_a, new.shape_b))
+    `warm`, each point the impulses of the kept point of the same pair and feature id. `at`,
+    `found`: each new manifold's entry in the non-empty `kept` and whether its pair is there
+    (as `ManifoldCache._look_up` gives them)."""
     new.color = np.where(found, kept.color.take(at), -1)
     if not warm:
         return
