@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, strategies as st
 
+from sandbox.physics.continuous import CHORD_SAGITTA, MAX_CHORDS, arc_chords
 from sandbox.physics.tiles import TileMap
 from sandbox.physics.toi import CAP_A, CAP_B, INTERIOR, NO_HIT, sweep_circles
 
@@ -247,3 +248,26 @@ def test_a_tiny_approach_speed_misses_without_overflow(one_sided):
                                0.5, np.array([1.0, 0.0]), np.array([-1.0, 0.0]), True, True, one_sided=one_sided)
     np.testing.assert_array_equal(result.hit, [False, True])
     assert result.t[1] == pytest.approx(9.5 / 9.6)
+
+
+@given(st.floats(-3.0, 3.0), st.floats(-3.0, 3.0), st.floats(-np.pi, np.pi), st.floats(-np.pi, np.pi),
+       st.floats(0.0, 5.0), st.floats(-np.pi, np.pi), st.floats(0.01, 1.0))
+def test_arc_chords_keep_a_turning_core_within_their_widened_radius(dx, dy, angle, turn, reach, heading, core):
+    """Sweeping a core along the chords is conservative: at each fraction f of the step the
+    core's true centre (its centre of mass moving in a line, its body turning evenly) lies
+    within the chord's extra radius of the point the chord sweeps at f. And there are no more
+    chords than keep that extra radius within CHORD_SAGITTA of the core (or MAX_CHORDS)."""
+    start, end = np.array([[0.5, -1.0]]), np.array([[0.5 + dx, -1.0 + dy]])
+    arm = np.array([[reach * np.cos(heading), reach * np.sin(heading)]])
+    owner, f0, f1, p0, p1, radius = arc_chords(start, end, np.array([angle]), np.array([turn]), arm,
+                                               np.array([core]))
+    assert np.all(owner == 0) and f0[0] == 0.0 and f1[-1] == 1.0 and np.allclose(f0[1:], f1[:-1])
+    assert len(owner) == MAX_CHORDS or np.all(radius - core <= CHORD_SAGITTA * core + 1e-12)
+    for k in range(len(owner)):
+        for s in np.linspace(0.0, 1.0, 9):
+            f = f0[k] + s * (f1[k] - f0[k])
+            a = angle + f * turn
+            true = start[0] + f * (end[0] - start[0]) + [np.cos(a) * arm[0, 0] - np.sin(a) * arm[0, 1],
+                                                         np.sin(a) * arm[0, 0] + np.cos(a) * arm[0, 1]]
+            swept = p0[k] + s * (p1[k] - p0[k])
+            assert np.hypot(*(true - swept)) <= radius[k] - core + 1e-9

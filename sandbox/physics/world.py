@@ -22,7 +22,7 @@ from .broadphase import FatPairs, pair_order
 from .coloring import ColorMemory, color_order, sweep_key
 from .columns import Columns
 from .contacts import MAX_SHAPES, ContactSet
-from .continuous import SWEEP_FRACTION, earliest_impacts
+from .continuous import SWEEP_FRACTION, arc_chords, earliest_impacts
 from .manifold_cache import ManifoldCache, Near
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
@@ -732,25 +732,32 @@ class World:
         cored = indices(dynamic.take(s.body) & (s.core > 0.0))
         body, centroid, core = s.body.take(cored), s.centroid.take(cored, axis=0), s.core.take(cored)
         c_start, c_end = pos0.take(body, axis=0), b.pos.take(body, axis=0)
-        swept = core  # the radius each core is swept with
+        owner = chords = None  # each core moves along one chord, from c_start to c_end
         if centroid.any():  # else every centroid is its body's origin (circles about it, centred boxes)
-            c_start += _rotated(angle0.take(body), centroid)
-            c_end += _rotated(b.angle.take(body), centroid)
-            # A core off its body's centre of mass turns along an arc, which strays from the
-            # chord swept here by up to its sagitta, arm (1 - cos(turn / 2)): swept that much
-            # wider, the core put back on the arc stops short of the edge, not across it.
-            arm = np.hypot(*(centroid - b.local_center.take(body, axis=0)).T)
-            half_turn = 0.5 * np.minimum(np.abs(b.angle.take(body) - angle0.take(body)), np.pi)
-            swept = core + arm * (1.0 - np.cos(half_turn))
+            # A core off its body's centre of mass turns along an arc: it is swept along chords
+            # of the arc (`arc_chords`), so that put back on the arc it stops short of the edge.
+            turn0, turn1 = angle0.take(body), b.angle.take(body)
+            local_center = b.local_center.take(body, axis=0)
+            owner, *chords = arc_chords(c_start + _rotated(turn0, local_center), c_end + _rotated(turn1, local_center),
+                                        turn0, turn1 - turn0, centroid - local_center, core)
+            c_start += _rotated(turn0, centroid)
+            c_end += _rotated(turn1, centroid)
         moving = np.hypot(*(c_end - c_start).T) > SWEEP_FRACTION * core
         category_of, mask_of = s.category.take(cored), s.mask.take(cored)
         fraction = np.ones(len(b))
         for tiles, tile_body, category, mask in self._tilemaps:
             if not tile_body.alive:
                 continue
-            rows = indices(moving & ((category_of & mask) != 0) & ((mask_of & category) != 0))
-            t = earliest_impacts(c_start.take(rows, axis=0), c_end.take(rows, axis=0), swept.take(rows), tiles)
-            np.minimum.at(fraction, body.take(rows), t)
+            swept = indices(moving & ((category_of & mask) != 0) & ((mask_of & category) != 0))
+            if owner is None:
+                t = earliest_impacts(c_start.take(swept, axis=0), c_end.take(swept, axis=0), core.take(swept), tiles)
+                np.minimum.at(fraction, body.take(swept), t)
+                continue
+            rows = indices(np.isin(owner, swept))
+            f0, f1, p0, p1, radius = (values.take(rows, axis=0) for values in chords)
+            t = earliest_impacts(p0, p1, radius, tiles)
+            hit = indices(t < 1.0)
+            np.minimum.at(fraction, body.take(owner.take(rows.take(hit))), (f0 + t * (f1 - f0)).take(hit))
         hit = indices(fraction < 1.0)
         if len(hit) == 0:
             return
