@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ranges import expand, ranges
 from .raw_numpy import clip as _clip, indices
 
 _HEIGHT_BITS = 32
@@ -164,8 +165,7 @@ class _Grid:
         if forward:
             x_low = self.key.take(at) >> _HEIGHT_BITS  # the entry's own column
         columns = x_high - x_low + 1
-        search = np.repeat(np.arange(len(boxes)), columns)  # one search per column of each window
-        step = _offsets(columns)
+        search, step = expand(columns)  # one search per column of each window
         base = (x_low.take(search) + step) << _HEIGHT_BITS
         low = np.searchsorted(self.key, base | y_low.take(search), "left")
         high = np.searchsorted(self.key, base | y_high.take(search), "right")
@@ -173,7 +173,7 @@ class _Grid:
             own = indices(step == 0)
             low[own] = np.maximum(low.take(own), at.take(search.take(own)) + 1)
         count = np.maximum(high - low, 0)
-        a, q = np.repeat(boxes.take(search), count), np.repeat(low, count) + _offsets(count)
+        a, q = np.repeat(boxes.take(search), count), ranges(low, count)
         if at is not None and not forward:  # a pair of two moved entered boxes is found from both
             p = np.repeat(at.take(search), count)
             keep = indices((q != p) & ((q > p) | ~moved.take(self.owner.take(q))))
@@ -282,11 +282,6 @@ def pair_order(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
         return np.argsort(i * n + j)
     order = np.argsort(j.astype(np.uint16), kind="stable")
     return order.take(np.argsort(i.astype(np.uint16).take(order), kind="stable"))
-
-
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    """0, 1, ..., count - 1 for each count in turn."""
-    return np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
 class FatPairs:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ranges import expand
 from .settings import LINEAR_SLOP
 from .toi import sweep_circles
 
@@ -52,8 +53,7 @@ def arc_chords(start: np.ndarray, end: np.ndarray, angle: np.ndarray, turn: np.n
     # A chord spanning an angle a strays from its arc by at most reach (1 - cos(a / 2)).
     widest = np.arccos(np.clip(1.0 - CHORD_SAGITTA * core / np.maximum(reach, 1e-300), -1.0, 1.0))
     count = np.clip(np.ceil(turned / (2.0 * widest)), 1, MAX_CHORDS).astype(np.int64)
-    owner = np.repeat(np.arange(len(core)), count)
-    step = np.arange(len(owner)) - np.repeat(np.cumsum(count) - count, count)  # 0, 1, .. in each core
+    owner, step = expand(count)
     parts = count.take(owner)
     f0, f1 = step / parts, (step + 1) / parts
     ax, ay = arm[:, 0].take(owner), arm[:, 1].take(owner)

@@ -48,6 +48,7 @@ from numpy.typing import ArrayLike
 
 from .broadphase import MAX_CELLS_PER_SHAPE, grid_cell_size
 from .columns import Columns
+from .ranges import expand
 from .settings import DEFAULT_MASK
 from .shapes import CIRCLE, POLYGON, check_point, check_points
 
@@ -508,13 +509,6 @@ def _candidates(origin: np.ndarray, delta: np.ndarray, lower: np.ndarray,
     return ray[hit], box[hit]
 
 
-def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For counts (n,): (owner, local) over sum(counts) entries, local running 0..count-1."""
-    owner = np.repeat(np.arange(len(counts)), counts)
-    local = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
-    return owner, local
-
-
 def _grid_pairs(origin: np.ndarray, delta: np.ndarray, lower: np.ndarray,
                 upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unique (ray, box) pairs that share a grid cell: a superset of the touching pairs.
@@ -537,7 +531,7 @@ def _grid_pairs(origin: np.ndarray, delta: np.ndarray, lower: np.ndarray,
     cells = np.floor((top - base) / cell).astype(np.int64) + 1
 
     # Box entries, sorted by cell key (column * rows + row).
-    owner, local = _expand(covered)
+    owner, local = expand(covered)
     box_key = (cmin[owner, 0] + local % span[owner, 0]) * cells[1] + cmin[owner, 1] + local // span[owner, 0]
     order = np.argsort(box_key)
     box_key, owner = box_key[order], owner[order]
@@ -554,7 +548,7 @@ def _grid_pairs(origin: np.ndarray, delta: np.ndarray, lower: np.ndarray,
     pad = _CELL_PAD * cell
     lo, hi = np.minimum(a[:, 0], b[:, 0]) - pad, np.maximum(a[:, 0], b[:, 0]) + pad
     first = np.floor(lo / cell).astype(np.int64)
-    ray_of, step = _expand(np.floor(hi / cell).astype(np.int64) - first + 1)
+    ray_of, step = expand(np.floor(hi / cell).astype(np.int64) - first + 1)
     column = first[ray_of] + step
     slope = np.divide(d[:, 1], d[:, 0], out=np.zeros(len(d)), where=d[:, 0] != 0.0)[ray_of]
     x_lo = np.maximum(lo[ray_of], column * cell)
@@ -563,7 +557,7 @@ def _grid_pairs(origin: np.ndarray, delta: np.ndarray, lower: np.ndarray,
     y_hi = a[ray_of, 1] + (x_hi - a[ray_of, 0]) * slope
     row_first = np.floor((np.minimum(y_lo, y_hi) - pad) / cell).astype(np.int64)
     row_last = np.floor((np.maximum(y_lo, y_hi) + pad) / cell).astype(np.int64)
-    entry_of, row_step = _expand(row_last - row_first + 1)
+    entry_of, row_step = expand(row_last - row_first + 1)
     major, minor = column[entry_of], row_first[entry_of] + row_step
     ray_of = ray_of[entry_of]
     flip = steep[ray_of]
@@ -574,7 +568,7 @@ def _grid_pairs(origin: np.ndarray, delta: np.ndarray, lower: np.ndarray,
     # Join ray cells with box entries of the same key.
     start = np.searchsorted(box_key, ray_key, side="left")
     stop = np.searchsorted(box_key, ray_key, side="right")
-    pair_of, offset = _expand(stop - start)
+    pair_of, offset = expand(stop - start)
     ray = rays[ray_of[pair_of]]
     box = owner[start[pair_of] + offset]
     # A box spanning several cells of one ray's walk pairs with it once per cell: keep one.

@@ -27,6 +27,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .ranges import expand
 from .raw_numpy import indices
 from .shapes import check_number, check_point, check_points
 
@@ -298,14 +299,14 @@ class TileMap:
         covered = span[:, 0] * span[:, 1]
 
         # One entry per (query, covered cell), then the run of hash entries of that cell.
-        owner, local = _ranges(covered)
+        owner, local = expand(covered)
         columns = span[:, 0].take(owner)
         cx = cmin[:, 0].take(owner) + local % columns
         cy = cmin[:, 1].take(owner) + local // columns
         key = cy * width + cx
         first = np.searchsorted(self._hash_keys, key, side="left")
         count = np.searchsorted(self._hash_keys, key, side="right") - first
-        cell_entry, index = _ranges(count)
+        cell_entry, index = expand(count)
         n = max(len(self.edges), 1)
         pair = _sorted_unique(owner.take(cell_entry) * n + self._hash_edges.take(first.take(cell_entry) + index))
         query, edge = pair // n, pair % n
@@ -421,7 +422,7 @@ def _drop_shared_borders(segments: np.ndarray, cells: np.ndarray) -> tuple[np.nd
     a, d = segments[:, 0], segments[:, 1] - segments[:, 0]
     on_border = ((d[:, 1] == 0) & (a[:, 1] % _Q == 0)) | ((d[:, 0] == 0) & (a[:, 0] % _Q == 0))
     count = np.where(on_border, np.abs(d).sum(axis=1), 1)
-    source, index = _ranges(count)
+    source, index = expand(count)
     step = d[source] // count[source, None]
     start = a[source] + index[:, None] * step
     pieces = np.stack([start, start + step], axis=1)
@@ -477,7 +478,7 @@ def _link(edges: np.ndarray, direction: np.ndarray) -> np.ndarray:
     by_end = np.argsort(_vertex_key(edges[:, 1]))
     by_start = np.argsort(_vertex_key(edges[:, 0]))
     first, count = _runs(_vertex_key(edges[by_end, 1]))
-    slot, index = _ranges(count)
+    slot, index = expand(count)
     candidate = by_start[first[slot] + index]
     back = -direction[by_end[slot]].astype(np.float64)
     out = direction[candidate].astype(np.float64)
@@ -519,12 +520,6 @@ def _multiplicity(keys: np.ndarray) -> np.ndarray:
     count = np.empty(len(keys), dtype=np.int64)
     count[order] = _runs(keys[order])[1]
     return count
-
-
-def _ranges(count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(owner, index): item i repeated count[i] times, and 0..count[i]-1 within each item."""
-    owner = np.repeat(np.arange(len(count)), count)
-    return owner, np.arange(len(owner)) - np.repeat(np.cumsum(count) - count, count)
 
 
 def _edge_hash(piece_cell: np.ndarray, piece_edge: np.ndarray, width: int, edge_count: int
