@@ -736,24 +736,25 @@ class World:
         if centroid.any():  # else every centroid is its body's origin (circles about it, centred boxes)
             # A core off its body's centre of mass turns along an arc: it is swept along chords
             # of the arc (`arc_chords`), so that put back on the arc it stops short of the edge.
-            turn0, turn1 = angle0.take(body), b.angle.take(body)
+            a_start, a_end = angle0.take(body), b.angle.take(body)
             local_center = b.local_center.take(body, axis=0)
-            owner, *chords = arc_chords(c_start + _rotated(turn0, local_center), c_end + _rotated(turn1, local_center),
-                                        turn0, turn1 - turn0, centroid - local_center, core)
-            c_start += _rotated(turn0, centroid)
-            c_end += _rotated(turn1, centroid)
+            owner, *chords = arc_chords(c_start + _rotated(a_start, local_center), c_end + _rotated(a_end, local_center),
+                                        a_start, a_end - a_start, centroid - local_center, core)
+            c_start += _rotated(a_start, centroid)
+            c_end += _rotated(a_end, centroid)
         moving = np.hypot(*(c_end - c_start).T) > SWEEP_FRACTION * core
         category_of, mask_of = s.category.take(cored), s.mask.take(cored)
         fraction = np.ones(len(b))
         for tiles, tile_body, category, mask in self._tilemaps:
             if not tile_body.alive:
                 continue
-            swept = indices(moving & ((category_of & mask) != 0) & ((mask_of & category) != 0))
+            swept = moving & ((category_of & mask) != 0) & ((mask_of & category) != 0)
             if owner is None:
-                t = earliest_impacts(c_start.take(swept, axis=0), c_end.take(swept, axis=0), core.take(swept), tiles)
-                np.minimum.at(fraction, body.take(swept), t)
+                rows = indices(swept)
+                t = earliest_impacts(c_start.take(rows, axis=0), c_end.take(rows, axis=0), core.take(rows), tiles)
+                np.minimum.at(fraction, body.take(rows), t)
                 continue
-            rows = indices(np.isin(owner, swept))
+            rows = indices(swept.take(owner))  # the chords of the swept cores
             f0, f1, p0, p1, radius = (values.take(rows, axis=0) for values in chords)
             t = earliest_impacts(p0, p1, radius, tiles)
             hit = indices(t < 1.0)
