@@ -127,7 +127,8 @@ def test_drift_is_measured_from_the_collision_and_forces_a_new_one_past_the_tole
         assert world.profile.manifolds == 1
         reused.append(world.profile.reused)
         np.testing.assert_allclose(world.contacts.depths[0], _fresh(world, 0).depths, atol=1e-12)
-    # Nudged by 0.3 tolerance per step. Drift since the last collision: 0.3, 0.6, 0.9 of the tolerance are reused; 1.2 is not.
+    # Nudged by 0.3 tolerance per step. Drift since the last collision: 0.3, 0.6, 0.9 of the
+    # tolerance are reused; 1.2 is not.
     assert reused == [0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1]
 
 

@@ -738,8 +738,8 @@ class World:
             # of the arc (`arc_chords`), so that put back on the arc it stops short of the edge.
             a_start, a_end = angle0.take(body), b.angle.take(body)
             local_center = b.local_center.take(body, axis=0)
-            owner, *chords = arc_chords(c_start + _rotated(a_start, local_center), c_end + _rotated(a_end, local_center),
-                                        a_start, a_end - a_start, centroid - local_center, core)
+            mass_start, mass_end = c_start + _rotated(a_start, local_center), c_end + _rotated(a_end, local_center)
+            owner, *chords = arc_chords(mass_start, mass_end, a_start, a_end - a_start, centroid - local_center, core)
             c_start += _rotated(a_start, centroid)
             c_end += _rotated(a_end, centroid)
         moving = np.hypot(*(c_end - c_start).T) > SWEEP_FRACTION * core
