@@ -132,7 +132,13 @@ class ColorMemory:
             # contact per colour, so the OR of its bits is their sum: one weighted bincount
             # where two np.bitwise_or.at took 74 against 20 us (5,000 contacts of tumbler).
             # Slot n takes the non-dynamic bodies' sums, which may repeat bits: never read.
-            old = indices(colors >= 0)
+            # The greedy loop reads only the masks of the new contacts' bodies, so only the
+            # kept contacts on those are summed (tumbler's 25 new contacts a step among
+            # 5,300: 118 -> 67 us a step, timed alone).
+            touched = np.zeros(n, bool)
+            touched[body_a.take(new)] = True
+            touched[body_b.take(new)] = True
+            old = indices((colors >= 0) & (touched.take(body_a) | touched.take(body_b)))
             a, b = body_a.take(old), body_b.take(old)
             ends = np.concatenate([np.where(dynamic.take(a), a, n), np.where(dynamic.take(b), b, n)])
             bits = np.ldexp(1.0, colors.take(old))
