@@ -124,7 +124,9 @@ class ColorMemory:
         n = len(dynamic)
         joined = dynamic.copy()  # solved now, not last step (bodies created since were not)
         joined[: len(self._dynamic)] &= ~self._dynamic
-        stale = joined.take(body_a) | joined.take(body_b) | (previous >= MAX_KEPT_COLORS)
+        stale = previous >= MAX_KEPT_COLORS
+        if joined.any():  # rarely: a body woke up or was made dynamic
+            stale |= joined.take(body_a) | joined.take(body_b)
         colors = np.where(stale, -1, previous)
         new = indices(colors < 0)
         if len(new):
