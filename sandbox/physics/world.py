@@ -382,11 +382,10 @@ class World:
         with profile.stage("coloring"):
             colors = self._colors.color(contacts.color, contacts.body_a, contacts.body_b, dynamic,
                                         sweep_key(contacts.points[:, 0]))
+            contacts.color = colors
             order, bounds = color_order(colors)
             if order is not None:
                 contacts.reorder(order)
-                colors = colors.take(order)
-            contacts.color = colors
         start = (b.pos.copy(), b.angle.copy()) if self._tilemaps else None
         with profile.stage("solver"):
             self._solve(contacts, bounds, dynamic, rot, dt)
