@@ -357,8 +357,10 @@ class _Colour:
     def gather(self, velocity: np.ndarray) -> np.ndarray:
         """The colour's body velocities (6, m) taken from the flat (3 N,) block in the solver's
         precision; sets the row speeds. (`take` into a preallocated `out` measured slower: 2.0
-        against 0.8 us for 100 manifolds, 15 against 9 us for 2,500.)"""
-        u = velocity.take(self.take)
+        against 0.8 us for 100 manifolds, 15 against 9 us for 2,500. The indices are in range,
+        and mode "wrap" checks them fastest: 1.95 against 2.25-2.4 us for 580 manifolds, a
+        tumbler pass 221 -> 217 us.)"""
+        u = velocity.take(self.take, mode="wrap")
         _einsum("rkm,km->rm", self.row_jacobian, u, out=self.speed)
         return u
 
