@@ -1,6 +1,6 @@
 """`sandbox bench`: time named scenes, optionally against pymunk in the same run.
 
-    sandbox bench [SCENE...] [--steps N] [--warmup N] [--json FILE] [--vs pymunk]
+    sandbox bench [SCENE...] [--steps N] [--warmup N] [--json FILE] [--vs pymunk] [--scale F]
 
 A scene is an engine-neutral `Layout` (bodies, shapes, an optional tile map) made by a layout
 function from one row of `SCENES`; `build_sandbox` and `build_pymunk` translate the same layout,
@@ -233,8 +233,10 @@ ESCAPED = Figure("escaped (bodies)", escaped)
 @dataclass(frozen=True)
 class Scene:
     """A named benchmark: a layout function and its parameters, the stability figure, when it is
-    taken (`figure_at_s` s after the build; None: at the end of the run), and how long the scene
-    runs untimed before the warm-up (`settle_s`, s)."""
+    taken (`figure_at_s` s after the build; None: at the end of the run), how long the scene
+    runs untimed before the warm-up (`settle_s`, s), and how it grows (`sizes`: the parameters
+    that a scale factor F multiplies, each by F to the given power, so that the scene holds
+    about F times as many bodies in a container or floor grown to fit; None: one size only)."""
 
     description: str
     layout: Callable[..., Layout]
@@ -242,28 +244,43 @@ class Scene:
     figure: Figure
     figure_at_s: float | None = None
     settle_s: float = 0.0
+    sizes: Mapping[str, float] | None = None
+
+    def scaled(self, factor: float) -> dict[str, Any]:
+        """The layout parameters for about `factor` times the bodies (whole numbers rounded)."""
+        if factor == 1.0:
+            return dict(self.params)
+        if self.sizes is None:
+            raise ValueError("this scene has one size")
+        params = dict(self.params)
+        for name, power in self.sizes.items():
+            value = params[name] * factor**power
+            params[name] = max(1, round(value)) if isinstance(params[name], int) else value
+        return params
 
 
 SCENES: dict[str, Scene] = {
     "pyramid20": Scene("210 unit boxes in a pyramid of base 20 on a ground box", pyramid,
-                       {"base": 20}, MAX_DISPLACEMENT, figure_at_s=10.0),
+                       {"base": 20}, MAX_DISPLACEMENT, figure_at_s=10.0, sizes={"base": 0.5}),
     "large_pyramid": Scene("5050 unit boxes in a pyramid of base 100 on a ground box", pyramid,
-                           {"base": 100}, MAX_SIDEWAYS, figure_at_s=10.0),
+                           {"base": 100}, MAX_SIDEWAYS, figure_at_s=10.0, sizes={"base": 0.5}),
     "many_pyramids": Scene("10 x 10 pyramids of base 10 (5500 unit boxes) on 10 shelves", many_pyramids,
-                           {"grid": 10, "base": 10}, MAX_DISPLACEMENT),
+                           {"grid": 10, "base": 10}, MAX_DISPLACEMENT, sizes={"grid": 0.5}),
     "rain": Scene("1000 circles of radius 0.25 m dropped into an open container 40 m wide", rain,
                   {"count": 1000, "radius": 0.25, "width": 40.0, "wall_height": 20.0, "columns": 50,
-                   "spacing": 0.75, "drop_height": 2.0}, ESCAPED),
+                   "spacing": 0.75, "drop_height": 2.0}, ESCAPED,
+                  sizes={"count": 1.0, "columns": 1.0, "width": 1.0}),
     "tumbler": Scene("2025 boxes of half extent 0.125 m in a 19 m hollow box turning at 0.25 rad/s", tumbler,
                      {"grid": 45, "half": 0.125, "spacing": 0.4, "inner": 19.0, "wall": 1.0, "speed": 0.25,
-                      "height": 10.0}, ESCAPED),
+                      "height": 10.0}, ESCAPED, sizes={"grid": 0.5, "inner": 0.5}),
     "tile_rain": Scene("1000 circles of radius 0.25 m raining onto a map of the 96 tile codes", tile_rain,
                        {"count": 1000, "radius": 0.25, "columns": 48, "spacing": 0.75, "gap": 2,
                         "clear_rows": 18, "origin": (-20.0, 0.0)}, ESCAPED),
     "sleepy_pile": Scene("the base-20 pyramid with sleeping on, timed after 5 s of settling", pyramid,
-                         {"base": 20, "sleeping": True}, MAX_DISPLACEMENT, settle_s=5.0),
+                         {"base": 20, "sleeping": True}, MAX_DISPLACEMENT, settle_s=5.0, sizes={"base": 0.5}),
 }
-"""Every scene, by name; every number that shapes a scene is here or in the constants above."""
+"""Every scene, by name; every number that shapes a scene is here or in the constants above.
+`tile_rain` has one size: its map holds each tile code once."""
 
 
 # ----------------------------------------------------------------------------- this engine
@@ -461,12 +478,13 @@ def _timed_step(run: Run) -> float:
     return (time.perf_counter() - begin) * 1e3
 
 
-def run_scene(name: str, steps: int, warmup: int, vs_pymunk: bool) -> dict[str, Any]:
-    """Build scene `name` (also in pymunk when `vs_pymunk`), step the engines alternately as
-    `plan_steps` says, and return the result: scene facts, per engine a `Tally.summary`, and
-    the ratio of the medians (ours / pymunk)."""
+def run_scene(name: str, steps: int, warmup: int, vs_pymunk: bool, scale: float = 1.0) -> dict[str, Any]:
+    """Build scene `name` (also in pymunk when `vs_pymunk`), grown `scale` times (`Scene.scaled`),
+    step the engines alternately as `plan_steps` says, and return the result: scene facts, per
+    engine a `Tally.summary`, and the ratio of the medians (ours / pymunk)."""
     scene = SCENES[name]
-    layout = scene.layout(**scene.params)
+    params = scene.scaled(scale)
+    layout = scene.layout(**params)
     runs: list[Run] = [SandboxRun(layout)] + ([PymunkRun(layout)] if vs_pymunk else [])
     tallies = [Tally(run, run.positions()) for run in runs]
     plan = plan_steps(scene, steps, warmup)
@@ -482,7 +500,9 @@ def run_scene(name: str, steps: int, warmup: int, vs_pymunk: bool) -> dict[str, 
                 t.stability = scene.figure.measure(layout, t.start, t.run.positions(), t.run.container_angle())
     engines = {t.run.engine: t.summary() for t in tallies}
     ratio = engines["sandbox"]["ms_median"] / engines["pymunk"]["ms_median"] if vs_pymunk else None
-    return {"scene": name, "description": scene.description, "dt": DT, "settle_steps": round(scene.settle_s / DT),
+    return {"scene": name, "description": scene.description, "scale": scale, "params": params,
+            "dynamic_bodies": sum(spec.type == "dynamic" for spec in layout.bodies),
+            "dt": DT, "settle_steps": round(scene.settle_s / DT),
             "warmup_steps": warmup, "timed_steps": steps, "total_steps": plan.total,
             "stability_figure": scene.figure.label, "stability_at_s": plan.figure_step * DT,
             "engines": engines, "ratio_median": ratio}
@@ -519,10 +539,13 @@ def format_scene(result: Mapping[str, Any]) -> str:
     rows = _table_rows(result)
     width = max(len(label) for label, _ in rows) + 2
     settle = f"{result['settle_steps']} settling + " if result["settle_steps"] else ""
-    lines = [f"{result['scene']}: {result['description']}",
-             (f"  untimed: {settle}{result['warmup_steps']} warm-up steps; timed: {result['timed_steps']} steps "
-              f"of 1/60 s; {result['total_steps']} steps in all"),
-             f"  {'':<{width}}" + "".join(f"{name:>12}" for name in result["engines"])]
+    lines = [f"{result['scene']}: {result['description']}"]
+    if result["scale"] != 1.0:  # the grown parameters, as `Scene.scaled` set them
+        grown = ", ".join(f"{k}={result['params'][k]:g}" for k in SCENES[result["scene"]].sizes)
+        lines.append(f"  scaled x{result['scale']:g}: {grown} ({result['dynamic_bodies']} dynamic bodies)")
+    lines += [(f"  untimed: {settle}{result['warmup_steps']} warm-up steps; timed: {result['timed_steps']} steps "
+               f"of 1/60 s; {result['total_steps']} steps in all"),
+              f"  {'':<{width}}" + "".join(f"{name:>12}" for name in result["engines"])]
     lines += [f"  {label:<{width}}" + "".join(f"{cell:>12}" for cell in cells) for label, cells in rows]
     if result["ratio_median"] is not None:
         lines.append(f"  median ms/step sandbox / pymunk: {result['ratio_median']:.2f}")
@@ -549,6 +572,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--warmup", type=int, default=30, help="untimed steps before them (default 30)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON (a list, one dict per scene)")
     parser.add_argument("--vs", choices=["pymunk"], help="also build each scene in pymunk and step it alternately")
+    parser.add_argument("--scale", type=float, default=1.0, metavar="F",
+                        help="grow each scene to about F times as many bodies (default 1: the sizes above); "
+                             f"not {', '.join(n for n, s in SCENES.items() if s.sizes is None)}")
     return parser
 
 
@@ -562,6 +588,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown or args.steps < 1 or args.warmup < 0:
         parser.error(f"unknown scene {', '.join(unknown)} (choose from {', '.join(SCENES)})" if unknown
                      else "--steps must be at least 1 and --warmup at least 0")
+    if not (math.isfinite(args.scale) and args.scale > 0.0):
+        parser.error(f"--scale must be a number > 0, got {args.scale}")
+    names = args.scenes or [n for n, s in SCENES.items() if args.scale == 1.0 or s.sizes is not None]
+    fixed = [n for n in names if args.scale != 1.0 and SCENES[n].sizes is None]
+    if fixed:
+        parser.error(f"scene {', '.join(fixed)} has one size: --scale cannot grow it")
     if args.vs == "pymunk":
         try:
             import pymunk  # noqa: F401 - only checking that it is installed
@@ -569,8 +601,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print('sandbox bench: --vs pymunk needs pymunk: pip install ".[bench]"', file=sys.stderr)
             return 2
     results = []
-    for name in args.scenes or list(SCENES):
-        results.append(run_scene(name, args.steps, args.warmup, args.vs == "pymunk"))
+    for name in names:
+        results.append(run_scene(name, args.steps, args.warmup, args.vs == "pymunk", args.scale))
         print(format_scene(results[-1]), end="\n\n", flush=True)
     if args.json:
         facts = run_facts(argv)

@@ -126,6 +126,30 @@ def test_tile_rain_map_holds_every_code_and_the_circles_start_in_the_open():
     assert layout.region.contains(circles).all()
 
 
+@pytest.mark.parametrize("factor", [0.5, 2.0, 4.0])
+@pytest.mark.parametrize("name", [n for n, s in SCENES.items() if s.sizes is not None])
+def test_a_scaled_scene_holds_about_f_times_the_bodies_inside_its_region(name, factor):
+    scene = SCENES[name]
+    layout = scene.layout(**scene.scaled(factor))
+    count = sum(b.type == "dynamic" for b in layout.bodies)
+    assert count == pytest.approx(factor * EXPECTED[name][0], rel=0.1)  # whole rows and bases round
+    positions = np.array([b.position for b in layout.bodies if b.tracked])
+    if layout.region is not None:  # the container grew with the count
+        assert layout.region.contains(positions).all()
+    else:  # pyramids: the ground or shelves still carry every box
+        grounds = [b for b in layout.bodies if b.type == "static"]
+        half = min(s.half[0] for g in grounds for s in g.shapes)
+        assert np.abs(positions[:, 0]).max() < half
+
+
+def test_scale_1_is_the_scene_and_a_fixed_scene_has_one_size():
+    for scene in SCENES.values():
+        assert scene.scaled(1.0) == dict(scene.params)
+    assert SCENES["tumbler"].scaled(4.0) == {**SCENES["tumbler"].params, "grid": 90, "inner": 38.0}
+    with pytest.raises(ValueError, match="one size"):
+        SCENES["tile_rain"].scaled(2.0)
+
+
 def test_pymunk_friction_gives_every_pair_this_engines_mixed_friction():
     for a, b in ((0.6, 0.6), (0.3, 0.8), (0.0, 1.0)):
         assert math.isclose(pymunk_friction(a) * pymunk_friction(b), math.sqrt(a * b))
@@ -223,6 +247,24 @@ def test_main_without_pymunk_says_how_to_install_it(tiny, monkeypatch, capsys):
 
 
 def test_main_rejects_an_unknown_scene_and_bad_counts():
-    for argv in (["no_such_scene"], ["--steps", "0"], ["--warmup", "-1"], ["--vs", "box2d"]):
+    for argv in (["no_such_scene"], ["--steps", "0"], ["--warmup", "-1"], ["--vs", "box2d"], ["--scale", "0"],
+                 ["--scale", "-2"], ["--scale", "nan"], ["--scale", "inf"], ["tile_rain", "--scale", "2"]):
         with pytest.raises(SystemExit):
             bench.main(argv)
+
+
+def test_main_scaled_reports_the_grown_scene(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(SCENES, "tiny", Scene("a pyramid of base 3", bench.pyramid, {"base": 3}, MAX_DISPLACEMENT,
+                                              sizes={"base": 0.5}))
+    result = run_tiny(tmp_path, "--scale", "4")
+    assert (result["scale"], result["params"], result["dynamic_bodies"]) == (4.0, {"base": 6}, 21)
+    assert result["engines"]["sandbox"]["counts"]["bodies"] == 22  # and the ground
+    assert "scaled x4: base=6 (21 dynamic bodies)" in capsys.readouterr().out
+
+
+def test_main_scaled_without_scenes_runs_every_scene_that_grows(monkeypatch):
+    ran = []
+    monkeypatch.setattr(bench, "run_scene", lambda name, *args: ran.append((name, args[-1])) or {})
+    monkeypatch.setattr(bench, "format_scene", lambda result: "")
+    assert bench.main(["--scale", "2"]) == 0
+    assert ran == [(n, 2.0) for n, s in SCENES.items() if s.sizes is not None] and ("tile_rain", 2.0) not in ran
