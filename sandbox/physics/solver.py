@@ -492,6 +492,11 @@ class ContactSolver:
         self.mass_scale = np.where(on_ground, F(static_soft.mass_scale), F(contact_soft.mass_scale))
         self.impulse_scale = np.where(on_ground, F(static_soft.impulse_scale), F(contact_soft.impulse_scale))
         self.normal_mass = layout.block(self.mass[:p_count])
+        # The normal rows' constants are computed in float64 (the separations' type) and rounded
+        # once into the float32 rows; the masses in float64 keep those products in one type (a
+        # product of float32 and float64 arrays converts as it goes: 2.2 against 0.6 us for
+        # pyramid20's 1,180 points).
+        self._normal_mass64 = self.normal_mass.astype(np.float64)
         # Every array the colour views below point into comes from the scratch, so a step
         # whose colours have the sizes of the last reuses the views (making them costs about
         # 9 us a colour: 82 us for tumbler's 9).
@@ -583,16 +588,15 @@ class ContactSolver:
         bias = np.multiply(self.bias_rate, separation, out=self._bias)
         np.maximum(bias, -self.push_max, out=bias)
         np.copyto(self.leak, self.impulse_scale)
-        apart = separation > 0.0
-        # The scale is 1 where apart and mass_scale (at most 1) elsewhere: one maximum with the mask.
-        np.maximum(self.mass_scale, apart, out=self.scale)
+        np.copyto(self.scale, self.mass_scale)
         # Points still apart are few in a pile: patching them by index beats masked copies
         # (0.17 against 0.21 ms a call, stepping the base-100 pyramid).
-        ahead = indices(apart)
+        ahead = indices(separation > 0.0)
         if len(ahead):
             bias[ahead] = separation.take(ahead) * self.inv_h
             self.leak[ahead] = 0.0
-        bias *= self.normal_mass
+            self.scale[ahead] = 1.0
+        bias *= self._normal_mass64
         np.multiply(self.scale, bias, out=self.push)
         if self.points == 2:
             np.multiply(self.scale, self._coupling_1_0, out=self.scaled_coupling)
@@ -601,7 +605,10 @@ class ContactSolver:
     def use_relax(self, separation: np.ndarray) -> None:
         """Set the normal rows for the rigid relax pass (scale 1, no leak): no push-out, but a
         speculative point still stops the approach."""
-        np.multiply(self.normal_mass, np.maximum(separation, 0.0) * self.inv_h, out=self.push)
+        relax = np.maximum(separation, 0.0, out=self._bias)
+        relax *= self.inv_h
+        relax *= self._normal_mass64
+        np.copyto(self.push, relax)
         self.leaking = False
 
     def impulse_velocity(self) -> np.ndarray:
