@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sandbox.physics.raw_numpy import indices, whole_rows
+from sandbox.physics.raw_numpy import all_true, any_true, indices, whole_rows
 
 
 @pytest.mark.parametrize("shape, dtype", [((40, 2), np.float64), ((40, 2, 2), np.float64), ((40, 2), np.int64),
@@ -37,3 +37,10 @@ def test_whole_rows_refuses_a_strided_array() -> None:
 def test_indices_is_flatnonzero() -> None:
     mask = np.random.default_rng(4).random(500) > 0.7
     np.testing.assert_array_equal(indices(mask), np.flatnonzero(mask))
+
+
+@pytest.mark.parametrize("values", [np.zeros(0, bool), np.zeros(5, bool), np.ones(5, bool), np.array([0, 1, 0], bool),
+                                    np.array([0.0, -0.0]), np.array([0.0, np.nan]), np.array([3, 0, 7]),
+                                    np.ones((4, 2), bool)[:, 1], np.array([[1, 0], [1, 1]])])
+def test_any_true_and_all_true_are_any_and_all(values: np.ndarray) -> None:
+    assert any_true(values) is bool(values.any()) and all_true(values) is bool(values.all())

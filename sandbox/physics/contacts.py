@@ -13,7 +13,7 @@ import numpy as np
 
 from .manifold import collide_shapes
 from .one_sided import filter_one_sided
-from .raw_numpy import indices
+from .raw_numpy import all_true, indices
 
 _SHAPE_BITS = 24
 MAX_SHAPES = 1 << _SHAPE_BITS
@@ -118,7 +118,7 @@ def find_manifold_rows(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.nda
     # Keep the pairs that produced points; when all did (a resting stack), keep the arrays.
     touching = batch.valid[:, 0]
     rows = None
-    if touching.all():
+    if all_true(touching):
         a, b, normal, points, depths, ids, valid = (pair_a, pair_b, batch.normal, batch.points, batch.depths,
                                                     batch.ids, batch.valid)
     else:  # gathers by `take`, not fancy indexing (see `reorder`)

@@ -35,7 +35,7 @@ from typing import Callable
 import numpy as np
 
 from .contacts import ContactSet, find_manifold_rows, look_up, pair_keys, pair_shapes
-from .raw_numpy import indices, whole_rows
+from .raw_numpy import all_true, any_true, indices, whole_rows
 from .shapes import POLYGON
 from .vec import as_complex, to_complex
 
@@ -133,7 +133,7 @@ class ManifoldCache:
         # They are then taken in the cache's own order, last step's colour order, so that the
         # contacts come back in it and need no reordering (see `store`).
         same = self._held = (tolerance > 0.0 and len(pair_a) == len(kept.keys) > 0
-                             and bool((pair_keys(pair_a, pair_b) == self._sorted_keys).all()))
+                             and all_true(pair_keys(pair_a, pair_b) == self._sorted_keys))
         margin = None
         if same:
             pair_a, pair_b = pair_shapes(kept.keys)
@@ -278,7 +278,7 @@ class ManifoldCache:
         mid += on_b
         mid *= 0.5
         valid = kept.valid
-        if not valid.all():
+        if not all_true(valid):
             depth[~valid] = 0.0
             mid[~valid] = 0.0
         m = len(a)
@@ -367,10 +367,10 @@ def _polygon_pairs(shapes, pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray
     keeping: `rain` stepped in 2.9-3.0 ms colliding every pair, 3.2-3.5 ms reusing 1,100 of
     1,800 (`tile_rain` the same either way)."""
     polygon = shapes.kind == POLYGON
-    if polygon.all():
+    if all_true(polygon):
         return True
     both = polygon.take(pair_a) & polygon.take(pair_b)
-    return both if both.any() else False
+    return both if any_true(both) else False
 
 
 def _carry_over(new: ContactSet, kept: _Kept, at: np.ndarray, found: np.ndarray, warm: bool) -> None:
@@ -382,7 +382,7 @@ def _carry_over(new: ContactSet, kept: _Kept, at: np.ndarray, found: np.ndarray,
     if not warm:
         return
     new.persisted = np.zeros((len(new), 2), bool)
-    if not (new.valid[:, 1].any() or kept.valid[:, 1].any()):
+    if not (any_true(new.valid[:, 1]) or any_true(kept.valid[:, 1])):
         # One point a manifold, fresh and kept (circles): slot 0 meets slot 0 alone, and
         # (M,) columns do for the (M, 2) rows. `rain`: 30 against 60 us a step.
         first = 2 * at
@@ -395,7 +395,7 @@ def _carry_over(new: ContactSet, kept: _Kept, at: np.ndarray, found: np.ndarray,
     ids, valid = kept.ids.take(at, axis=0), kept.valid.take(at, axis=0) & found[:, None]
     normal, tangent = kept.normal_impulse.take(at, axis=0), kept.tangent_impulse.take(at, axis=0)
     # A kept second point that never exists matches nothing: 4 calls fewer.
-    for k in (0, 1) if valid[:, 1].any() else (0,):
+    for k in (0, 1) if any_true(valid[:, 1]) else (0,):
         same = valid[:, k, None] & (ids[:, k, None] == new.ids) & new.valid
         new.persisted |= same
         new.normal_impulse = np.where(same, normal[:, k, None], new.normal_impulse)

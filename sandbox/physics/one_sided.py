@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .manifold import ManifoldBatch
-from .raw_numpy import indices
+from .raw_numpy import any_true, indices
 from .vec import cross, dot, rotate
 
 FACE_TOLERANCE = 1.0e-6
@@ -37,7 +37,7 @@ def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: n
     `shapes` is the world's shape table (columns `one_sided`, `verts`, `norms`, `centroid`,
     `edge_neighbors`, `edge_convex`, `body`); `pos`, `rot` (N, 2) body origins and (cos, sin).
     """
-    if not shapes.one_sided.any():  # no tile edge in the world (rain's 2,175 pairs: 6.3 -> 2.1 us)
+    if not any_true(shapes.one_sided):  # no tile edge in the world (rain's 2,175 pairs: 6.3 -> 2.1 us)
         return
     edge_a, edge_b = shapes.one_sided.take(pair_a), shapes.one_sided.take(pair_b)
     rows = indices(edge_a ^ edge_b)
@@ -67,7 +67,7 @@ def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: n
     snap = ~face & ~convex & ~behind
     drop = behind | (~face & convex & ~(toward_b & in_cone))
 
-    if snap.any():
+    if any_true(snap):
         _snap(batch, rows[snap], normal[snap], n[snap], a[snap], sign[snap])
     batch.valid[rows[drop]] = False
 

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-__all__ = ["clip", "einsum", "indices", "whole_rows"]
+__all__ = ["all_true", "any_true", "clip", "einsum", "indices", "whole_rows"]
 
 try:
     from numpy._core.multiarray import c_einsum as einsum
@@ -36,6 +36,17 @@ def indices(mask: np.ndarray) -> np.ndarray:
     """The positions of the true entries of a 1-D array: np.flatnonzero without its two Python
     wrappers (0.74 against 1.59 us for 1,180 entries; the step calls it about 15 times)."""
     return mask.nonzero()[0]
+
+
+def any_true(values: np.ndarray) -> bool:
+    """Whether any entry is nonzero (true), as `values.any()` without its Python wrapper: one
+    count in C, 0.22 against 0.97 us for 211 flags (the step asks about 25 times)."""
+    return bool(np.count_nonzero(values))
+
+
+def all_true(values: np.ndarray) -> bool:
+    """Whether every entry is nonzero (true), as `values.all()` (see `any_true`)."""
+    return bool(np.count_nonzero(values) == values.size)
 
 
 def whole_rows(array: np.ndarray) -> np.ndarray:

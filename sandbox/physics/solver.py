@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contacts import ContactSet
-from .raw_numpy import clip as _clip, einsum as _einsum, indices
+from .raw_numpy import any_true, clip as _clip, einsum as _einsum, indices
 from .vec import as_complex
 
 @dataclass(frozen=True)
@@ -399,7 +399,7 @@ class ContactSolver:
         # A step whose manifolds all have one point (circles, and circles on polygons) keeps one
         # point a manifold: every per-point array is (1, M) where it would be (2, M), half of
         # it empty, and a row array (2, M) where it would be (4, M).
-        self.points = p_count = 2 if contacts.valid[:, 1].any() else 1
+        self.points = p_count = 2 if any_true(contacts.valid[:, 1]) else 1
         rows = 2 * p_count
         n = as_complex(contacts.normal)
         self.nc = nc = n.conj()
@@ -476,8 +476,8 @@ class ContactSolver:
         self.turning = True
         if pivot_a is not None and pivot_b is not None:
             can_turn = (body.inv_inertia > 0.0) | (body.velocity[2] != 0.0)
-            self.turning = bool(((self.ra_n != 0.0) & can_turn.take(a)).any()
-                                or ((self.rb_n != 0.0) & can_turn.take(b)).any())
+            self.turning = (any_true((self.ra_n != 0.0) & can_turn.take(a))
+                            or any_true((self.rb_n != 0.0) & can_turn.take(b)))
         self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, _MISSING) if self.turning else start
         self._separation, self._bias = np.empty(p_count * m), np.empty(p_count * m)
         # One point a manifold: colour-major is row-major, and the separations are computed in
@@ -526,7 +526,7 @@ class ContactSolver:
         self.take = layout.block(gather, out=scratch.get("take", (6 * m,), np.int64))  # colour-major
         # Approach speed of each point at the start of the step, for restitution (m/s).
         self.relative_velocity = self.restitution = None
-        if (contacts.restitution > 0.0).any():
+        if any_true(contacts.restitution > 0.0):
             self.restitution = layout.spread(contacts.restitution)
             gathered = body.velocity.reshape(-1).take(gather)
             self.relative_velocity = layout.block(np.einsum("rkm,km->rm", jacobian[:p_count], gathered))
@@ -721,7 +721,7 @@ class ContactSolver:
         layout, p = self.layout, self.points
         for colour, c in enumerate(self.colours):
             bounce = layout.run(bounce_all, p, colour)
-            if not bounce.any():
+            if not any_true(bounce):
                 continue
             u = c.gather(velocity)
             lam, d, speed = layout.run(self.normal_impulse, p, colour), c.delta, c.speed

@@ -26,7 +26,7 @@ from .continuous import SWEEP_FRACTION, arc_chords, earliest_impacts
 from .manifold_cache import ManifoldCache, Near
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
-from .raw_numpy import clip as _clip, einsum as _einsum, indices
+from .raw_numpy import all_true, any_true, clip as _clip, einsum as _einsum, indices
 from .shapes import CIRCLE, POLYGON, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
 from .solver import BodyState, ContactSolver, Scratch, Softness
 from .tiles import TileMap
@@ -375,7 +375,7 @@ class World:
         dynamic = (b.type == DYNAMIC) & b.awake  # the bodies the solver moves this step
         with profile.stage("narrowphase"):
             sleepers = (b.type == DYNAMIC) & ~b.awake
-            resting = ~dynamic[self._shapes.body] if sleepers.any() else None
+            resting = ~dynamic[self._shapes.body] if any_true(sleepers) else None
             contacts = self._manifolds.collide(self._shapes, b.pos, b.angle, rot, pair_a, pair_b,
                                                self._near_test(pair_a, pair_b, dt, turn),
                                                self.manifold_reuse_distance, resting, self.warm_starting)
@@ -468,7 +468,7 @@ class World:
         reach += np.minimum(np.hypot(b.v[:, 0], b.v[:, 1]), settings.MAX_LINEAR_SPEED).take(body) * dt
         dynamic = b.type == DYNAMIC
         stirring = (dynamic & b.awake) | self._moving_kinematic()
-        if not stirring.any():  # everything static, resting kinematic or asleep: no pair can change
+        if not any_true(stirring):  # everything static, resting kinematic or asleep: no pair can change
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty
         lower, upper = self._current_bounds(settings.AABB_MARGIN + reach, np.exp(1j * b.angle) if turn is None else turn,
@@ -483,10 +483,10 @@ class World:
             lx, ly, ux, uy = lower[:, 0], lower[:, 1], upper[:, 0], upper[:, 1]
             # One column at a time: 0.13 ms for 14,950 pairs against 0.85 ms on (P, 2) gathers.
             may = (lx.take(i) <= ux.take(j)) & (lx.take(j) <= ux.take(i)) & (ly.take(i) <= uy.take(j)) & (ly.take(j) <= uy.take(i))
-        if not ((s.mask == settings.DEFAULT_MASK).all() and s.category.all()):  # else every pair passes
+        if not (all_true(s.mask == settings.DEFAULT_MASK) and all_true(s.category)):  # else every pair passes
             may &= ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
         asleep = dynamic & ~b.awake
-        if asleep.any():
+        if any_true(asleep):
             woken = may & ((asleep[ba] & stirring[bb]) | (asleep[bb] & stirring[ba]))
             self._wake(np.concatenate([ba[woken], bb[woken]]))
         solved = dynamic & b.awake
@@ -527,7 +527,7 @@ class World:
         2,000 pairs of circles: 0.12 -> 0.05 ms a step)."""
         margin = self._speculative_margins(pair_a, pair_b, dt)
         polygon = self._shapes.kind == POLYGON
-        if polygon.all():
+        if all_true(polygon):
             near = indices(self._near(pair_a, pair_b, margin, turn))
         else:
             tested = indices(polygon.take(pair_a) & polygon.take(pair_b))
@@ -616,7 +616,7 @@ class World:
         since: one complex exp a step fewer (51 us for 2,026 bodies, against 3 us to compare)."""
         angle = self._bodies.angle
         kept = self._turn
-        if kept is not None and kept[0].shape == angle.shape and (kept[0] == angle).all():
+        if kept is not None and kept[0].shape == angle.shape and all_true(kept[0] == angle):
             return kept[1]
         return np.exp(1j * angle)
 
@@ -664,7 +664,7 @@ class World:
         """(N,) bool: kinematic bodies with any velocity (they wake what they touch)."""
         b = self._bodies
         kinematic = b.type == KINEMATIC
-        if not kinematic.any():  # most scenes: skip the (N, 2) test (0.1 ms for 5,500 bodies)
+        if not any_true(kinematic):  # most scenes: skip the (N, 2) test (0.1 ms for 5,500 bodies)
             return kinematic
         return kinematic & ((b.v[:, 0] != 0.0) | (b.v[:, 1] != 0.0) | (b.w != 0.0))
 
@@ -710,9 +710,9 @@ class World:
         (the solver then keeps one point a manifold)."""
         s, b = self._shapes, self._bodies
         circle = s.kind == CIRCLE
-        if not circle.any():  # a world of polygons: one test, not one per side
+        if not any_true(circle):  # a world of polygons: one test, not one per side
             return None, None
-        points = as_complex(contacts.points).T[:2 if contacts.valid[:, 1].any() else 1]
+        points = as_complex(contacts.points).T[:2 if any_true(contacts.valid[:, 1]) else 1]
         # Every circle's world centre once, then gathered per manifold by `take`: 95 -> 75 us
         # a step for `rain`'s 2,000 manifolds, against fancy-indexed centres per manifold
         # (35 us with one point a manifold).
@@ -720,7 +720,7 @@ class World:
         pivots = []
         for shape in (contacts.shape_a, contacts.shape_b):
             on_circle = circle.take(shape)
-            pivots.append(np.where(on_circle, center.take(shape), points) if on_circle.any() else None)
+            pivots.append(np.where(on_circle, center.take(shape), points) if any_true(on_circle) else None)
         return pivots[0], pivots[1]
 
     def _stop_at_tile_edges(self, dynamic: np.ndarray, pos0: np.ndarray, angle0: np.ndarray) -> None:
@@ -732,7 +732,7 @@ class World:
         body, centroid, core = s.body.take(cored), s.centroid.take(cored, axis=0), s.core.take(cored)
         c_start, c_end = pos0.take(body, axis=0), b.pos.take(body, axis=0)
         owner = chords = None  # each core moves along one chord, from c_start to c_end
-        if centroid.any():  # else every centroid is its body's origin (circles about it, centred boxes)
+        if any_true(centroid):  # else every centroid is its body's origin (circles about it, centred boxes)
             # A core off its body's centre of mass turns along an arc: it is swept along chords
             # of the arc (`arc_chords`), so that put back on the arc it stops short of the edge.
             a_start, a_end = angle0.take(body), b.angle.take(body)
@@ -770,7 +770,7 @@ class World:
     def _solve(self, contacts: ContactSet, bounds: np.ndarray, dynamic: np.ndarray, rot: np.ndarray, dt: float) -> None:
         """Soft step: substeps of (integrate v, warm start, solve, integrate x, relax), then bounce."""
         b = self._bodies
-        if not (dynamic.any() or self._moving_kinematic().any()):  # all asleep or at rest: nothing moves
+        if not (any_true(dynamic) or any_true(self._moving_kinematic())):  # all asleep or at rest: nothing moves
             b.force[:] = 0.0
             b.torque[:] = 0.0
             return
@@ -790,7 +790,7 @@ class World:
         np.multiply(body.inv_inertia, b.torque, out=dv[2])
         dv *= h
         keep = None  # the share of the velocity damping keeps each substep; None: no damping
-        if b.linear_damping.any() or b.angular_damping.any():
+        if any_true(b.linear_damping) or any_true(b.angular_damping):
             keep_v = np.where(dynamic, 1.0 / (1.0 + h * b.linear_damping), 1.0)
             keep = np.vstack([keep_v, keep_v, np.where(dynamic, 1.0 / (1.0 + h * b.angular_damping), 1.0)])
         hertz = min(self.contact_hertz, 0.25 / h)
