@@ -122,7 +122,7 @@ class _Grid:
         if len(self.key) or len(key) < _RADIX_SORT_MIN or self.columns > 1 << 16:
             # A stable sort; the kept entries are one sorted run, which it merges the new ones
             # into (fewer calls than np.insert's).
-            order = np.argsort(key, kind="stable")
+            order = key.argsort(kind="stable")  # the method: np.argsort's wrapper costs a microsecond
         else:  # many new entries: three radix sorts of 16-bit parts
             order = np.argsort((step & 0xFFFF).astype(np.uint16), kind="stable")
             for part in (step >> 16, column):
@@ -167,15 +167,15 @@ class _Grid:
         columns = x_high - x_low + 1
         search, step = expand(columns)  # one search per column of each window
         base = (x_low.take(search) + step) << _HEIGHT_BITS
-        low = np.searchsorted(self.key, base | y_low.take(search), "left")
-        high = np.searchsorted(self.key, base | y_high.take(search), "right")
+        low = self.key.searchsorted(base | y_low.take(search), "left")
+        high = self.key.searchsorted(base | y_high.take(search), "right")
         if forward:  # in its own column a box takes only the entries after its own
             own = indices(step == 0)
             low[own] = np.maximum(low.take(own), at.take(search.take(own)) + 1)
         count = np.maximum(high - low, 0)
-        a, q = np.repeat(boxes.take(search), count), ranges(low, count)
+        a, q = boxes.take(search).repeat(count), ranges(low, count)
         if at is not None and not forward:  # a pair of two moved entered boxes is found from both
-            p = np.repeat(at.take(search), count)
+            p = at.take(search).repeat(count)
             keep = indices((q != p) & ((q > p) | ~moved.take(self.owner.take(q))))
             a, q = a.take(keep), q.take(keep)
         return a, self.owner.take(q)
@@ -227,7 +227,9 @@ def _each_against(rows: np.ndarray, others: np.ndarray, twice: np.ndarray | None
     """Pairs of each box of `rows` with each box of `others` (a few: loose boxes) but itself.
     `twice` (n,) bool: the boxes of `rows` that are also among `others`, whose pairs with each
     other would come twice: those are kept once."""
-    a, b = np.repeat(rows, len(others)), np.tile(others, len(rows))
+    a, b = rows.repeat(len(others)), np.empty((len(rows), len(others)), others.dtype)
+    b[:] = others  # np.tile(others, len(rows)) without its wrappers (10 us)
+    b = b.reshape(-1)
     keep = a != b
     if twice is not None:
         keep &= (b > a) | ~twice.take(b)
@@ -260,7 +262,9 @@ def _largest_entered(extent: np.ndarray) -> float:
     n = len(extent)
     if n == 0:
         return 1.0
-    median = np.partition(extent, n // 2)[n // 2]  # the upper one: np.median's wrappers cost 30 us
+    ranked = extent.copy()
+    ranked.partition(n // 2)
+    median = ranked[n // 2]  # the upper one: np.median's wrappers cost 30 us
     size = float(extent[extent <= GRID_CELL_FACTOR * median].max())
     most = max(MAX_LOOSE_TESTS // n, 1)
     if n > most and np.count_nonzero(extent > size) > most:
@@ -280,8 +284,8 @@ def pair_order(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     a sort of the int64 keys i * n + j compares."""
     if n > 1 << 16:
         return np.argsort(i * n + j)
-    order = np.argsort(j.astype(np.uint16), kind="stable")
-    return order.take(np.argsort(i.astype(np.uint16).take(order), kind="stable"))
+    order = j.astype(np.uint16).argsort(kind="stable")
+    return order.take(i.astype(np.uint16).take(order).argsort(kind="stable"))
 
 
 class FatPairs:

@@ -86,7 +86,7 @@ class _Kept:
     def take(self, rows: np.ndarray) -> "_Kept":
         """The entries `rows`, in that order; itself when `rows` is every entry in order (a
         resting scene). np.take, not fancy indexing: see `ContactSet.reorder`."""
-        if len(rows) == len(self.keys) and np.array_equal(rows, np.arange(len(rows))):
+        if len(rows) == len(self.keys) and all_true(rows == np.arange(len(rows))):
             return self
         return _Kept(*(getattr(self, f.name).take(rows, axis=0) for f in fields(self)))
 
@@ -335,20 +335,21 @@ class ManifoldCache:
         if count == 0 and rest is None and still is kept:  # every entry reused in place: a resting scene
             return
         if rest is None and len(still_rows) == 0:  # all fresh (a rain of balls): one sorted run
-            self._kept, self._by_key = fresh, np.argsort(fresh.keys, kind="stable")
+            self._kept, self._by_key = fresh, fresh.keys.argsort(kind="stable")
             self._sorted_keys = fresh.keys.take(self._by_key)
             return
         parts = [part for part in (fresh, still, rest) if part is not None and len(part.keys)]
         both = (_Kept.empty() if not parts else parts[0] if len(parts) == 1 else
                 _Kept(*(np.concatenate([getattr(part, f.name) for part in parts]) for f in fields(_Kept))))
         old_rows = still_rows if rest is None else np.concatenate([still_rows, rest_rows])
-        rank = np.full(k, -1, np.int64)  # each old entry's row in `both`, if it stays
+        rank = np.empty(k, np.int64)  # each old entry's row in `both`, if it stays (else -1)
+        rank.fill(-1)
         rank[old_rows] = np.arange(count, count + len(old_rows))
         old = rank.take(self._by_key)
         old = old.take(indices(old >= 0))
         if count:
             runs = np.concatenate([np.arange(count), old])
-            old = runs.take(np.argsort(both.keys.take(runs), kind="stable"))
+            old = runs.take(both.keys.take(runs).argsort(kind="stable"))
         self._kept, self._by_key, self._sorted_keys = both, old, both.keys.take(old)
 
 

@@ -38,15 +38,22 @@ def indices(mask: np.ndarray) -> np.ndarray:
     return mask.nonzero()[0]
 
 
+try:
+    from numpy._core.multiarray import count_nonzero as _count_nonzero
+except ImportError:  # NumPy 1.x
+    from numpy.core.multiarray import count_nonzero as _count_nonzero
+
+
 def any_true(values: np.ndarray) -> bool:
     """Whether any entry is nonzero (true), as `values.any()` without its Python wrapper: one
-    count in C, 0.22 against 0.97 us for 211 flags (the step asks about 25 times)."""
-    return bool(np.count_nonzero(values))
+    count in C, 0.13 against 1.04 us for 211 flags (the step asks about 25 times; NumPy's
+    own count_nonzero has a wrapper too, 0.33 us)."""
+    return bool(_count_nonzero(values))
 
 
 def all_true(values: np.ndarray) -> bool:
     """Whether every entry is nonzero (true), as `values.all()` (see `any_true`)."""
-    return bool(np.count_nonzero(values) == values.size)
+    return bool(_count_nonzero(values) == values.size)
 
 
 def whole_rows(array: np.ndarray) -> np.ndarray:

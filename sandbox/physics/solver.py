@@ -439,7 +439,7 @@ class ContactSolver:
         # A missing point's rows get zero mass, so they never carry an impulse: the solve
         # gives max(0 - 0 - 0, 0) for its normal and a zero friction limit. Its Jacobian rows
         # may then hold anything finite, and are left unmasked.
-        k = np.einsum("rrm->rm", self.coupling)
+        k = _einsum("rrm->rm", self.coupling)
         usable = np.concatenate([valid, valid]) & (k > 0.0)
         mass = scratch.get("mass", (rows, m), F)
         mass.fill(0.0)
@@ -546,7 +546,7 @@ class ContactSolver:
             # `tumbler` a block a colour took 330 kB; a pass went from 225 to 219 us timed
             # alone, the least of 200 x 10 passes; in the step, within its noise).
             size = 6 * p_count + 5  # see `_Colour`
-            work = scratch.get("colour work", (size * int(np.diff(bounds).max(initial=0)),), F)
+            work = scratch.get("colour work", (size * int((bounds[1:] - bounds[:-1]).max(initial=0)),), F)
             colours = [_Colour(self, c, bool(two_points[c]), work[:size * (e - s)])
                        for c, (s, e) in enumerate(layout.runs)]
             scratch.colours = (scratch.generation, *key[1:]), colours
@@ -627,7 +627,7 @@ class ContactSolver:
         impulse = np.empty((2 * p, len(self.a)), F)
         self.layout.unblock(self.normal_impulse, p, out=impulse[:p])
         self.layout.unblock(self.tangent_impulse, p, out=impulse[p:])
-        per_point = np.einsum("rkm,rm->km", self.response, impulse)
+        per_point = _einsum("rkm,rm->km", self.response, impulse)
         # Summed per body by the same flat (3 N,) indices the sweeps gather with.
         return np.bincount(self._gather.reshape(-1), per_point.reshape(-1), 3 * self.n_body).reshape(3, -1)
 
