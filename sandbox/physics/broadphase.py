@@ -90,10 +90,10 @@ class _Grid:
         self.reach = self.size * (1.0 + 1e-6)
         self.cell = max(self.size, 1e-3)
         column = _cells(lower[:, 0], self.cell)
-        self.origin = int(column.min()) if n else 0
-        self.columns = int(column.max()) - self.origin + 1 if n else 1
-        self.bottom = float(lower[:, 1].min()) if n else 0.0
-        self.span = float(lower[:, 1].max()) - self.bottom if n else 0.0
+        self.origin = int(np.minimum.reduce(column)) if n else 0  # the ufuncs: no Python wrappers
+        self.columns = int(np.maximum.reduce(column)) - self.origin + 1 if n else 1
+        self.bottom = float(np.minimum.reduce(lower[:, 1])) if n else 0.0
+        self.span = float(np.maximum.reduce(lower[:, 1])) - self.bottom if n else 0.0
         self.scale = _HEIGHT_STEPS / self.span if self.span > 0.0 else 0.0
         self.loose = np.zeros(n, bool)
         self.outside = np.zeros(n, bool)
@@ -265,7 +265,7 @@ def _largest_entered(extent: np.ndarray) -> float:
     ranked = extent.copy()
     ranked.partition(n // 2)
     median = ranked[n // 2]  # the upper one: np.median's wrappers cost 30 us
-    size = float(extent[extent <= GRID_CELL_FACTOR * median].max())
+    size = float(np.maximum.reduce(extent[extent <= GRID_CELL_FACTOR * median]))
     most = max(MAX_LOOSE_TESTS // n, 1)
     if n > most and np.count_nonzero(extent > size) > most:
         size = float(np.partition(extent, n - most - 1)[n - most - 1])

@@ -66,6 +66,7 @@ margin also keeps the vertex-vertex normal well away from a 0/0."""
 _FALLBACK_NORMAL = (0.0, 1.0)
 """Normal (in A's frame) of two circles whose centres coincide (within _ROUNDOFF): any fixed
 unit vector will do."""
+_FALLBACK_COLUMN = np.array(_FALLBACK_NORMAL).reshape(2, 1)
 
 
 @dataclass
@@ -449,7 +450,7 @@ def _vertex_vertex(a: np.ndarray, b: np.ndarray, index_a: np.ndarray, index_b: n
     # As `_unit`: a gap no longer than round-off has no direction and gets the fallback.
     distance = np.sqrt(_cdot(gap, gap))
     usable = distance > _ROUNDOFF
-    normal = np.where(usable, gap / np.where(usable, distance, 1.0), np.reshape(_FALLBACK_NORMAL, (2, 1)))
+    normal = np.where(usable, gap / np.where(usable, distance, 1.0), _FALLBACK_COLUMN)
     vertex_id = _feature_id(np.where(start_a, *index_a), np.where(start_b, *index_b))
     return VertexPair(found, normal, distance, 0.5 * (vertex_a + vertex_b), vertex_id)
 

@@ -6,6 +6,7 @@ underneath, with the same results."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -64,4 +65,11 @@ def whole_rows(array: np.ndarray) -> np.ndarray:
     if not array.flags.c_contiguous:  # a reshaped copy would take the assignments
         raise ValueError("whole_rows needs a C-contiguous array")
     flat = array.reshape(len(array), math.prod(array.shape[1:]))  # not -1: an empty array has no -1
-    return flat.view(np.dtype((np.void, flat.itemsize * flat.shape[1])))[:, 0]
+    return flat.view(_row_type(flat.itemsize * flat.shape[1]))[:, 0]
+
+
+@functools.lru_cache(maxsize=16)
+def _row_type(size: int) -> np.dtype:
+    """The opaque dtype of `size` bytes (made once: np.dtype((np.void, n)) costs a microsecond,
+    most of it a check for ctypes types)."""
+    return np.dtype((np.void, size))
