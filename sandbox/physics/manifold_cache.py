@@ -342,8 +342,7 @@ class ManifoldCache:
         both = (_Kept.empty() if not parts else parts[0] if len(parts) == 1 else
                 _Kept(*(np.concatenate([getattr(part, f.name) for part in parts]) for f in fields(_Kept))))
         old_rows = still_rows if rest is None else np.concatenate([still_rows, rest_rows])
-        rank = np.empty(k, np.int64)  # each old entry's row in `both`, if it stays (else -1)
-        rank.fill(-1)
+        rank = np.full(k, -1, np.int64)  # each old entry's row in `both`, if it stays
         rank[old_rows] = np.arange(count, count + len(old_rows))
         old = rank.take(self._by_key)
         old = old.take(indices(old >= 0))

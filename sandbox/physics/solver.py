@@ -302,12 +302,16 @@ class ColourMajor:
 
 class _Colour:
     """One colour's run of the solver arrays: views bound once per step, so a sweep makes no
-    Python-level slicing and allocates nothing (each row's arrays are unpacked from a tuple).
+    Python-level slicing and allocates nothing. `sweep` holds every view a sweep reads, in the
+    order `ContactSolver.solve` unpacks it (one unpacking where attribute look-ups and the
+    `gather` and `scatter` calls took about 0.25 us a colour more: passes timed alone,
+    pyramid20's 72.8 -> 71.5 us, tumbler's 217 -> 214); the rest (`gather`, `scatter`, the
+    row speeds, masses, couplings and impulse changes) is for the restitution pass.
 
     `work` is the scratch of a colour's sweep (all colours share it), carved into the row
     speeds `speed` (R, m) (each row's relative speed times its mass, see `ContactSolver`; R =
-    2 P rows), the velocity change `change` (6, m), the friction bounds `low`, `high` (P, m)
-    and the row products (2 P - 1, m)."""
+    2 P rows), the velocity change `change` (6, m), the friction bounds low, high (P, m) and
+    the row products (2 P - 1, m)."""
 
     def __init__(self, solver: "ContactSolver", colour: int, two_points: bool, work: np.ndarray) -> None:
         # A busy scene's colour sizes change every step, and so do these views: sliced directly
@@ -329,36 +333,31 @@ class _Colour:
         k = 2 if two_points else 1
         kk = self.coupling
         rows = slice(p * start, p * start + k * m)  # the first k of a colour's P rows of m
-        self.lam_n, self.lam_t, self.push, scale, self.friction, constant = (
+        lam_n, lam_t, push, scale, friction, constant = (
             values[rows].reshape(k, m) for values in (solver.normal_impulse, solver.tangent_impulse, solver.push,
                                                       solver.scale, solver.friction, solver.constant))
-        self.e_n, self.e_t = d[:k], d[p:p + k]
-        self.low, self.high = low[:k], high[:k]
+        low, high = low[:k], high[:k]
         # The normal rows start as e = scale speed + constant (biased) or speed + push (relax),
         # both points in one call each; `normals` then finishes them one after the other.
-        self.biased_normals = (scale, sp[:k], constant, d[:k])
-        self.relax_normals = (sp[:k], self.push, d[:k])
+        biased_normals = (scale, sp[:k], constant, d[:k])
+        relax_normals = (sp[:k], push, d[:k])
         if two_points:
             # Point 0's impulse passes on to point 1's normal row (its start e, so the biased
             # solve needs K[1, 0] times point 1's scale: `scaled_coupling`, set per pass) and
             # both points' impulses to the friction rows, in one einsum.
-            self.biased_normals += (solver.scaled_coupling[2 * start + m: 2 * stop],)
-            self.relax_normals += (kk[1, 0],)
-            self.normals = (d[0], self.lam_n[0], product[2], d[1], self.lam_n[1], kk[2:4, :2], product[:2], sp[2:4])
+            biased_normals += (solver.scaled_coupling[2 * start + m: 2 * stop],)
+            relax_normals += (kk[1, 0],)
+            normals = (d[0], lam_n[0], product[2], d[1], lam_n[1], kk[2:4, :2], product[:2], sp[2:4])
         else:
-            self.biased_normals += (None,)
-            self.relax_normals += (None,)
+            biased_normals += (None,)
+            relax_normals += (None,)
             to_friction = None if solver.decoupled else kk[p, 0]
-            self.normals = (d[0], self.lam_n[0], None, None, None, to_friction, product[0], sp[p])
+            normals = (d[0], lam_n[0], None, None, None, to_friction, product[0], sp[p])
         # Friction at point 0 passes its impulse on to point 1's friction row; point 1 to none.
         follows = [(kk[3, 2], sp[3], product[2]), None] if two_points else [None]
-        self.friction_rows = [(sp[p + j], d[p + j], self.low[j], self.high[j], follows[j]) for j in range(k)]
-        # Everything a sweep reads, in the order `ContactSolver.solve` unpacks it: one unpacking
-        # where attribute look-ups and the `gather` and `scatter` calls took about 0.25 us a
-        # colour more (passes timed alone: pyramid20's 72.8 -> 71.5 us, tumbler's 217 -> 214).
-        self.sweep = (self.take, self.row_jacobian, sp, self.biased_normals, self.relax_normals, self.normals,
-                      self.lam_n, self.e_n, self.high, self.low, self.lam_t, self.e_t, self.friction,
-                      self.friction_rows, self.response, d, self.change)
+        friction_rows = [(sp[p + j], d[p + j], low[j], high[j], follows[j]) for j in range(k)]
+        self.sweep = (self.take, self.row_jacobian, sp, biased_normals, relax_normals, normals, lam_n, d[:k], high,
+                      low, lam_t, d[p:p + k], friction, friction_rows, self.response, d, self.change)
 
     def gather(self, velocity: np.ndarray) -> np.ndarray:
         """The colour's body velocities (6, m) taken from the flat (3 N,) block in the solver's

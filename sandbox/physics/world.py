@@ -479,8 +479,7 @@ class World:
         i, j = self._fat_pairs.update(lower, upper, fat_margin, body)
         ba, bb = body.take(i), body.take(j)
         if self._fat_pairs.exact:  # a busy scene: the pairs overlap already
-            may = np.empty(len(i), bool)
-            may.fill(True)
+            may = np.ones(len(i), bool)
         else:
             lx, ly, ux, uy = lower[:, 0], lower[:, 1], upper[:, 0], upper[:, 1]
             # One column at a time: 0.13 ms for 14,950 pairs against 0.85 ms on (P, 2) gathers.
@@ -535,8 +534,7 @@ class World:
             tested = indices(polygon.take(pair_a) & polygon.take(pair_b))
             if len(tested) == 0:
                 return pair_a, pair_b, margin
-            near = np.empty(len(pair_a), bool)
-            near.fill(True)
+            near = np.ones(len(pair_a), bool)
             near[tested] = self._near(pair_a.take(tested), pair_b.take(tested), margin.take(tested), turn)
             near = indices(near)
         if len(near) == len(pair_a):
