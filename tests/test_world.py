@@ -152,7 +152,8 @@ def packed_shapes(seed: int, walls: bool) -> World:
         body = world.create_body("dynamic", position=tuple(rng.uniform(0.0, 4.0, 2)), angle=rng.uniform(0, np.pi),
                                  linear_velocity=tuple(rng.normal(0.0, 3.0, 2)))
         kind = k % 3
-        body.add_shape(Circle(rng.uniform(0.05, 0.2)) if kind == 0 else box(rng.uniform(0.05, 0.2), rng.uniform(0.02, 0.2)))
+        size = rng.uniform(0.05, 0.2)
+        body.add_shape(Circle(size) if kind == 0 else box(size, rng.uniform(0.02, 0.2)))
     return world
 
 

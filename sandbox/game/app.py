@@ -305,7 +305,8 @@ class App:
         world = self.level.world
         pos = world.body_data.pos
         (lx, ly), (ux, uy) = self.level.bounds
-        out = (world.body_data.type == DYNAMIC) & ((pos[:, 0] < lx) | (pos[:, 0] > ux) | (pos[:, 1] < ly) | (pos[:, 1] > uy))
+        outside = (pos[:, 0] < lx) | (pos[:, 0] > ux) | (pos[:, 1] < ly) | (pos[:, 1] > uy)
+        out = (world.body_data.type == DYNAMIC) & outside
         if not out.any():
             return
         fallen = [world.body_at(int(row)) for row in np.flatnonzero(out)]
@@ -457,7 +458,8 @@ def run_window(level: str | None = None) -> int:
             if screen.get_size() != app.surface.get_size():
                 app.resize(screen.get_size())
             screen.blit(app.draw(), (0, 0))
-            pygame.display.set_caption(f"sandbox — {app.level.title or name_of(app.level)} — {app.times.fps:.0f} fps")
+            title = app.level.title or name_of(app.level)
+            pygame.display.set_caption(f"sandbox — {title} — {app.times.fps:.0f} fps")
             pygame.display.flip()
     finally:
         pygame.quit()

@@ -50,8 +50,9 @@ def hud_lines(profile: StepProfile, times: FrameTimes, time_scale: float, paused
     return [
         f"frame {frame:5.1f} ms   step {profile.total:5.2f} ms   {state}",
         f"ms: {stages}",
-        f"bodies {counts['bodies']} ({counts['awake_bodies']} awake)   shapes {counts['shapes']}   pairs {counts['pairs']}   "
-        f"manifolds {counts['manifolds']}   points {counts['points']}   colours {counts['colors']}",
+        f"bodies {counts['bodies']} ({counts['awake_bodies']} awake)   shapes {counts['shapes']}   "
+        f"pairs {counts['pairs']}   manifolds {counts['manifolds']}   points {counts['points']}   "
+        f"colours {counts['colors']}",
     ]
 
 

@@ -223,7 +223,8 @@ def _candidates(grid: _Grid, lower: np.ndarray, upper: np.ndarray, moved: np.nda
     return np.concatenate([a for a, _ in pairs]), np.concatenate([b for _, b in pairs])
 
 
-def _each_against(rows: np.ndarray, others: np.ndarray, twice: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _each_against(rows: np.ndarray, others: np.ndarray,
+                  twice: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of each box of `rows` with each box of `others` (a few: loose boxes) but itself.
     `twice` (n,) bool: the boxes of `rows` that are also among `others`, whose pairs with each
     other would come twice: those are kept once."""
@@ -387,7 +388,8 @@ class FatPairs:
         self._fresh = False
         if found is None:
             self._grid = _Grid(self.lower, self.upper)
-            self._key = _apart(_overlapping(self.lower, self.upper, *_candidates(self._grid, self.lower, self.upper)), group)
+            candidates = _candidates(self._grid, self.lower, self.upper)
+            self._key = _apart(_overlapping(self.lower, self.upper, *candidates), group)
         else:
             found = _apart(found, group)
             moved = np.zeros(n, dtype=bool)

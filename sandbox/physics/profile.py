@@ -42,7 +42,8 @@ class StepProfile:
         return {k: getattr(self, k) for k in ("broadphase", "narrowphase", "coloring", "solver", "continuous", "sleep")}
 
     def counts(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k in ("bodies", "awake_bodies", "shapes", "pairs", "manifolds", "reused", "points", "colors")}
+        return {k: getattr(self, k)
+                for k in ("bodies", "awake_bodies", "shapes", "pairs", "manifolds", "reused", "points", "colors")}
 
 
 class _Stage:
