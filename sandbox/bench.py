@@ -573,8 +573,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON (a list, one dict per scene)")
     parser.add_argument("--vs", choices=["pymunk"], help="also build each scene in pymunk and step it alternately")
     parser.add_argument("--scale", type=float, default=1.0, metavar="F",
-                        help="grow each scene to about F times as many bodies (default 1: the sizes above); "
-                             f"not {', '.join(n for n, s in SCENES.items() if s.sizes is None)}")
+                        help="grow each scene to about F times as many bodies (default 1); "
+                             f"{', '.join(n for n, s in SCENES.items() if s.sizes is None)} has one size")
     return parser
 
 
