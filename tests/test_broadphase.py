@@ -201,8 +201,8 @@ class PairCheck:
         monkeypatch.setattr(world, "_candidate_pairs", self._checked)
         query = FatPairs._query
 
-        def counting(fat, escaped):
-            found = query(fat, escaped)
+        def counting(fat, escaped, group):
+            found = query(fat, escaped, group)
             self.subset_queries += found is not None
             return found
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from sandbox.physics import shapes
+from sandbox.physics import manifold, shapes
 from sandbox.physics.manifold import (VERTEX_CONTACT_GAP, Manifold, ManifoldBatch, choose_faces, collide,
                                       collide_pairs, edge_of, max_separation, next_vertex, vertex_vertex)
 from sandbox.physics.settings import REFERENCE_FACE_TOLERANCE, SPECULATIVE_DISTANCE
@@ -609,3 +609,42 @@ def test_the_public_stages_build_the_colliders_manifold(pair):
         expected = Manifold(np.zeros(2), np.zeros((0, 2)), np.zeros(0), np.zeros(0, dtype=np.int64))
     if not manifolds_match(collide(a, ta, b, tb), expected, ROUNDOFF):
         assert sits_on_a_tie(a, ta, b, tb)
+
+
+def facing_edges(a, ta, b, tb):
+    """(ends, normal, corner, separation) of a pair by the public stages: the reference and
+    incident edges' ends as columns (2, 4, 1) (reference start, end, incident start, end), the
+    reference face's normal (2, 1), the vertex-vertex test of the two edges and the
+    separation."""
+    (_, va, na), (_, vb, nb) = world_shape(a, ta), world_shape(b, tb)
+    va, na, vb, nb = va[None], na[None], vb[None], nb[None]
+    ca, cb = np.array([va.shape[1]]), np.array([vb.shape[1]])
+    faces, separation = choose_faces(va, na, ca, vb, nb, cb)
+    ia, ib = faces.edge_a, faces.edge_b
+    edge_a, edge_b = edge_of(va, ca, ia), edge_of(vb, cb, ib)
+    corner = vertex_vertex(*edge_a, *edge_b, (ia, next_vertex(ia, ca)), (ib, next_vertex(ib, cb)),
+                           faces.clipped.overlap)
+    reference, incident = (edge_b, edge_a) if faces.flip[0] else (edge_a, edge_b)
+    ends = np.array([*reference, *incident]).transpose(2, 0, 1)
+    return ends, faces.normal.T, corner, separation[0]
+
+
+@given(st.tuples(convex_polygons(), transforms(1.0), convex_polygons(), transforms(1.0)))
+def test_edges_settled_as_closest_at_the_face_never_meet_corner_to_corner(pair):
+    # The collider asks _vertex_vertex only about the pairs _closest_at_face cannot settle:
+    # those it settles must be the ones whose edges are not closest vertex to vertex.
+    ends, normal, corner, separation = facing_edges(*pair)
+    assume(separation > ROUNDOFF)
+    if manifold._closest_at_face(ends, normal)[0]:
+        assert not corner.found[0]
+
+
+def test_closest_at_face_settles_a_tilted_face_and_leaves_corners():
+    tilted = facing_edges(box(0.5, 0.5), (0, 0, 0), box(0.5, 0.5), (0.2, 1.02, 0.05))
+    assert manifold._closest_at_face(*tilted[:2])[0] and not tilted[2].found[0]
+    gap = 0.01 / math.sqrt(2.0)
+    corners = facing_edges(box(0.5, 0.5), (0, 0, 0), box(0.5, 0.5), (1 + gap, 1 + gap, 0))
+    assert not manifold._closest_at_face(*corners[:2])[0] and corners[2].found[0]
+    # Side by side and level: both ends equally deep and inside the face; settled.
+    level = facing_edges(box(0.5, 0.5), (0, 0, 0), box(0.25, 0.25), (0.1, 0.76, 0))
+    assert manifold._closest_at_face(*level[:2])[0]
