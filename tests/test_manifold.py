@@ -70,15 +70,21 @@ def test_circle_circle():
 def test_circles_with_coinciding_centres_use_a_fixed_normal_of_a():
     # Off-centre circles on turned bodies: the centres coincide only up to round-off, whose
     # direction means nothing. The documented fallback is A's (0, 1), turned to the world.
+    # The batched path (as the world collides) meets them among ordinary pairs.
+    pairs = [(Circle(0.5), (0, 0, 0), Circle(0.5), (0.9, 0, 0))]
     for angle_a, angle_b in [(0.3, -1.0), (1.1, 1.1), (-2.5, 0.7)]:
         centre = np.array([1.0, 2.0]) + [0.2 * math.cos(angle_a) - 0.1 * math.sin(angle_a),
                                          0.2 * math.sin(angle_a) + 0.1 * math.cos(angle_a)]
         local_b = [(centre[0] - 3) * math.cos(angle_b) + (centre[1] + 1) * math.sin(angle_b),
                    -(centre[0] - 3) * math.sin(angle_b) + (centre[1] + 1) * math.cos(angle_b)]
-        m = collide(Circle(0.5, (0.2, 0.1)), (1, 2, angle_a), Circle(0.2, local_b), (3, -1, angle_b))
+        pairs.append((Circle(0.5, (0.2, 0.1)), (1, 2, angle_a), Circle(0.2, local_b), (3, -1, angle_b)))
+        m = collide(*pairs[-1])
         assert m.count == 1
         np.testing.assert_allclose(m.normal, (-math.sin(angle_a), math.cos(angle_a)), rtol=0, atol=EXACT)
         np.testing.assert_allclose(m.depths, [0.7], rtol=0, atol=EXACT)
+    batch = collide_pairs(*pair_columns(*zip(*pairs)))
+    for p, pair in enumerate(pairs):
+        assert_batch_row(batch, p, collide(*pair))
 
 
 def test_speculative_side_by_side_boxes():

@@ -45,7 +45,7 @@ import functools
 import math
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -236,22 +236,32 @@ def collide_circles(center_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarra
     centers (P, 2) are local to their bodies, radii (P,) in metres. Coinciding centres use the
     fixed normal (0, 1) of A's frame.
     """
-    return _one_point(*_circles(center_a, radius_a, pos_a, rot_a, center_b, radius_b, pos_b, rot_b), margin)
-
-
-def _circles(center_a: np.ndarray, radius_a: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray,
-             center_b: np.ndarray, radius_b: np.ndarray, pos_b: np.ndarray,
-             rot_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """collide_circles' contact of every pair, kept or not: world normal and point (P,)
-    complex, separation (P,) m."""
     turn_a = to_complex(rot_a)
-    c_a = to_complex(center_a)
-    normal, distance = _unit(_point_in_a(pos_a, turn_a, pos_b, to_complex(rot_b), center_b) - c_a)
+    world_a = to_complex(pos_a) + turn_a * to_complex(center_a)
+    world_b = to_complex(pos_b) + to_complex(rot_b) * to_complex(center_b)
+    return _one_point(*_circles(world_a, radius_a, world_b, radius_b, turn_a.take), margin)
+
+
+def _circles(center_a: np.ndarray, radius_a: np.ndarray, center_b: np.ndarray, radius_b: np.ndarray,
+             turn_a: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """collide_circles' contact of every pair, kept or not, from the circles' world centres (P,)
+    complex and radii (P,) (m): world normal and point (P,) complex, separation (P,) m.
+    `turn_a(rows)`: A's exp(i angle) for those pairs, asked only if centres coincide.
+
+    Two circles need no body frame, as the other colliders do: `rain`'s 2,100 pairs of
+    circles took 46 against 74 us with the centres computed once per shape and gathered,
+    against each pair taken into A's frame and back (the least of 9 x 300 calls, two runs)."""
+    gap = center_b - center_a
+    distance = np.abs(gap)
+    normal = gap / np.maximum(distance, _ROUNDOFF)
+    fallback = indices(distance <= _ROUNDOFF)  # no meaningful direction (as in `_unit`)
+    if len(fallback):
+        normal[fallback] = turn_a(fallback) * complex(*_FALLBACK_NORMAL)
     # The surfaces face each other along the line of centres; the gap is what is left of the
     # centre distance after both radii, and the point lies halfway across it.
     separation = distance - radius_a - radius_b
-    point = c_a + (radius_a + 0.5 * separation) * normal
-    return *_to_world(normal, point, pos_a, turn_a), separation
+    point = center_a + (radius_a + 0.5 * separation) * normal
+    return normal, point, separation
 
 
 # ----------------------------------------------------------------------------- polygon vs circle
@@ -808,9 +818,17 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
 
     # The one-point colliders give every pair's contact, kept or not (see `_one_point`).
     def circles(r):
-        a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
-        return _circles(shapes.verts[:, 0].take(a, axis=0), shapes.radius.take(a), pos_a, rot_a,
-                        shapes.verts[:, 0].take(b, axis=0), shapes.radius.take(b), pos_b, rot_b)
+        a, b = pair_a[r], pair_b[r]
+        origin, turn, local = as_complex(pos), as_complex(rot), to_complex(shapes.verts[:, 0])
+        if 2 * len(a) >= len(body_of):  # each shape's centre once, then gathered (rain: 2,100 pairs, 1,000 circles)
+            center = origin.take(body_of) + turn.take(body_of) * local
+            center_a, center_b = center.take(a), center.take(b)
+        else:  # a few pairs among many shapes (the edges of a tile map)
+            body_a, body_b = body_of.take(a), body_of.take(b)
+            center_a = origin.take(body_a) + turn.take(body_a) * local.take(a)
+            center_b = origin.take(body_b) + turn.take(body_b) * local.take(b)
+        return _circles(center_a, shapes.radius.take(a), center_b, shapes.radius.take(b),
+                        lambda rows: turn.take(body_of.take(a.take(rows))))
 
     def polygon_circle(r):
         a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
