@@ -259,3 +259,52 @@ def test_editing_the_last_contacts_leaves_the_cache_alone():
     world.step(DT)
     assert len(world.contacts) == count and world.contacts.valid[:, 0].all()
     assert (world.contacts.ids >= 0).all() and world.contacts.persisted[world.contacts.valid].all()
+
+
+def _ball_pile():
+    """Balls at rest on the ground and on each other, and one rolling slowly towards them."""
+    world = ground_world()
+    balls = []
+    for k in range(6):
+        ball = world.create_body("dynamic", position=(1.0 * k, 0.5))
+        ball.add_shape(Circle(0.5), friction=0.6)
+        balls.append(ball)
+    for k in range(5):
+        ball = world.create_body("dynamic", position=(1.0 * k + 0.5, 0.5 + 3 ** 0.5 / 2))
+        ball.add_shape(Circle(0.5), friction=0.6)
+        balls.append(ball)
+    roller = world.create_body("dynamic", position=(-1.6, 0.5), linear_velocity=(0.3, 0.0))
+    roller.add_shape(Circle(0.5), friction=0.6)
+    return world, [*balls, roller]
+
+
+def test_a_pile_of_balls_is_collided_in_place_and_steps_exactly_as_the_full_path(monkeypatch):
+    # Its candidates stay last step's for many steps: each is collided afresh in the cache's
+    # order (last step's colour order), so nothing is looked up or reordered. Pairs still
+    # come (the roller arrives) and go (a ball is kicked off the top), and the step must
+    # match the full path bit for bit: the contacts differ in order only, which no sum sees.
+    (world, balls), (full, full_balls) = _ball_pile(), _ball_pile()
+    monkeypatch.setattr(full._manifolds, "_in_place", lambda *args: None)
+    in_place, reordered = [], sizes_of_calls(monkeypatch, type(world.contacts), "reorder")
+    cache_in_place = world._manifolds._in_place
+
+    def recording(*args):
+        contacts = cache_in_place(*args)
+        in_place.append(contacts is not None)
+        return contacts
+
+    monkeypatch.setattr(world._manifolds, "_in_place", recording)
+    reorders, met = 0, False
+    for step in range(300):
+        if step == 200:
+            for pile in (balls, full_balls):
+                pile[7].apply_impulse((0.0, 3.0 * pile[7].mass))
+        before = len(reordered)
+        world.step(DT)
+        reorders += len(reordered) - before
+        c = world.contacts
+        met |= bool(np.any((c.body_a == balls[0]._row) & (c.body_b == balls[-1]._row)))
+        full.step(DT)
+        np.testing.assert_array_equal(world.body_data.pos, full.body_data.pos)
+        np.testing.assert_array_equal(world.body_data.v, full.body_data.v)
+    assert sum(in_place) > 250 and reorders < 30 and met  # the roller arrived
