@@ -183,12 +183,6 @@ def _margins(margin: np.ndarray | float, count: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(margin, dtype=np.float64), (count,))
 
 
-def _point_in_a(pos_a: np.ndarray, turn_a: np.ndarray, pos_b: np.ndarray, turn_b: np.ndarray,
-                local_b: np.ndarray) -> np.ndarray:
-    """(P,) complex: the point `local_b` of B's frame in A's frame, conj(qA) (pB - pA + qB x)."""
-    return (to_complex(pos_b) - to_complex(pos_a) + turn_b * to_complex(local_b)) * turn_a.conj()
-
-
 def _unit(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(unit vector, length) of complex vectors. A vector no longer than round-off has no
     meaningful direction (it would be round-off noise) and gives the fallback normal instead."""
@@ -210,13 +204,6 @@ def _one_point(normal: np.ndarray, point: np.ndarray, separation: np.ndarray,
     depths[:, 0] = np.where(kept, -separation, 0.0)
     return ManifoldBatch(np.where(kept, normal, 0.0).view(np.float64).reshape(count, 2), points, depths,
                          np.zeros((count, 2), np.int64), valid)
-
-
-def _to_world(normal: np.ndarray, point: np.ndarray, pos_a: np.ndarray,
-              turn_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A one-point contact's `normal` and `point` (P,) complex, from A's frame (origin `pos_a`
-    (P, 2), turned by `turn_a` (P,) complex) to the world's."""
-    return turn_a * normal, to_complex(pos_a) + turn_a * point
 
 
 # ----------------------------------------------------------------------------- circles
@@ -273,14 +260,16 @@ def collide_polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np
                            margin: np.ndarray | float = SPECULATIVE_DISTANCE) -> ManifoldBatch:
     """Convex polygon A (padded (P, K, 2) vertices and normals, count (P,); count 2 is a
     segment) vs circle B (local centre (P, 2), radius (P,), m): one point, id 0."""
-    return _one_point(*_polygon_circle(verts_a, norms_a, count_a, pos_a, rot_a, center_b, radius_b, pos_b, rot_b),
-                      margin)
+    center = to_complex(pos_b) + to_complex(rot_b) * to_complex(center_b)
+    return _one_point(*_polygon_circle(verts_a, norms_a, count_a, to_complex(pos_a), to_complex(rot_a), center,
+                                       radius_b), margin)
 
 
-def _polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarray, pos_a: np.ndarray,
-                    rot_a: np.ndarray, center_b: np.ndarray, radius_b: np.ndarray, pos_b: np.ndarray,
-                    rot_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """collide_polygon_circle's contact of every pair, kept or not: world normal and point
+def _polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarray, origin_a: np.ndarray,
+                    turn_a: np.ndarray, center_b: np.ndarray,
+                    radius_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """collide_polygon_circle's contact of every pair, kept or not, from A's origin and
+    exp(i angle) and the circle's centre in the world, (P,) complex: world normal and point
     (P,) complex, separation (P,) m.
 
     The edge of largest separation from the circle centre c is the closest edge of a convex
@@ -288,8 +277,7 @@ def _polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarra
     the normal points from it to c; otherwise the normal is the edge normal (also when c is
     inside the polygon: the least penetrated edge is the shortest way out).
     """
-    turn_a = to_complex(rot_a)
-    c = _point_in_a(pos_a, turn_a, pos_b, to_complex(rot_b), center_b)
+    c = (center_b - origin_a) * turn_a.conj()  # in A's frame
     verts, norms = to_complex(verts_a), to_complex(norms_a)  # (P, K)
     slots = verts.shape[1]
 
@@ -320,7 +308,7 @@ def _polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarra
     distance = np.where(at_vertex, vertex_distance, sep)
     # Halfway between the vertex (or c projected on the edge) and the circle's deepest point.
     point = c - (0.5 * (distance + radius_b)) * normal
-    return *_to_world(normal, point, pos_a, turn_a), distance - radius_b
+    return turn_a * normal, origin_a + turn_a * point, distance - radius_b
 
 
 # ----------------------------------------------------------------------------- polygons
@@ -816,30 +804,36 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
         ba, bb = body_of.take(a), body_of.take(b)
         return a, b, pos.take(ba, axis=0), rot.take(ba, axis=0), pos.take(bb, axis=0), rot.take(bb, axis=0)
 
-    # The one-point colliders give every pair's contact, kept or not (see `_one_point`).
+    # The one-point colliders give every pair's contact, kept or not (see `_one_point`). They
+    # work in the world frame (A's for a polygon's edges), from the circles' world centres.
+    origin, turn, local = as_complex(pos), as_complex(rot), to_complex(shapes.verts[:, 0])
+    every_center = []
+
+    def centers(rows):  # the world centres (complex) of the circle shapes `rows`
+        if every_center or 2 * len(rows) >= len(body_of):  # each shape's once, then gathered (rain)
+            if not every_center:
+                every_center.append(origin.take(body_of) + turn.take(body_of) * local)
+            return every_center[0].take(rows)
+        body = body_of.take(rows)  # a few among many shapes (the edges of a tile map)
+        return origin.take(body) + turn.take(body) * local.take(rows)
+
     def circles(r):
         a, b = pair_a[r], pair_b[r]
-        origin, turn, local = as_complex(pos), as_complex(rot), to_complex(shapes.verts[:, 0])
-        if 2 * len(a) >= len(body_of):  # each shape's centre once, then gathered (rain: 2,100 pairs, 1,000 circles)
-            center = origin.take(body_of) + turn.take(body_of) * local
-            center_a, center_b = center.take(a), center.take(b)
-        else:  # a few pairs among many shapes (the edges of a tile map)
-            body_a, body_b = body_of.take(a), body_of.take(b)
-            center_a = origin.take(body_a) + turn.take(body_a) * local.take(a)
-            center_b = origin.take(body_b) + turn.take(body_b) * local.take(b)
-        return _circles(center_a, shapes.radius.take(a), center_b, shapes.radius.take(b),
+        return _circles(centers(a), shapes.radius.take(a), centers(b), shapes.radius.take(b),
                         lambda rows: turn.take(body_of.take(a.take(rows))))
 
     def polygon_circle(r):
-        a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
+        a, b = pair_a[r], pair_b[r]
+        body = body_of.take(a)
         return _polygon_circle(shapes.verts.take(a, axis=0), shapes.norms.take(a, axis=0), shapes.count.take(a),
-                               pos_a, rot_a, shapes.verts[:, 0].take(b, axis=0), shapes.radius.take(b), pos_b, rot_b)
+                               origin.take(body), turn.take(body), centers(b), shapes.radius.take(b))
 
     def circle_polygon(r):
-        a, b, pos_a, rot_a, pos_b, rot_b = rows(r)
+        a, b = pair_a[r], pair_b[r]
+        body = body_of.take(b)
         normal, point, separation = _polygon_circle(
-            shapes.verts.take(b, axis=0), shapes.norms.take(b, axis=0), shapes.count.take(b), pos_b, rot_b,
-            shapes.verts[:, 0].take(a, axis=0), shapes.radius.take(a), pos_a, rot_a)
+            shapes.verts.take(b, axis=0), shapes.norms.take(b, axis=0), shapes.count.take(b), origin.take(body),
+            turn.take(body), centers(a), shapes.radius.take(a))
         return 0.0 - normal, point, separation  # seen from the circle, as `_negated`
 
     def polygons(r):
