@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import DT, pyramid, run
 
 from sandbox.physics import solver as solver_module
 from sandbox.physics.contacts import ContactSet
@@ -247,3 +248,32 @@ def test_separations_of_circles_need_no_rotation_unless_an_arm_turns(spinning_wa
     expected = -contacts.depths[:, 0] + moved - turned
     assert np.abs(turned).max() > 0.01 if spinning_wall else np.abs(turned).max() == 0.0
     np.testing.assert_allclose(solver.layout.unblock(solver.separations(body), 1)[0], expected, atol=1e-9)
+
+
+def test_what_a_resting_scene_keeps_for_the_solver_follows_every_change() -> None:
+    # A resting scene's solver reuses what follows from its manifolds' bodies and colours
+    # alone (gather indices, inverse masses, softness, friction). Edited one at a time in a
+    # resting pyramid, each must reach the next step exactly as in a twin whose solver builds
+    # everything afresh.
+    (world, boxes), (twin, twin_boxes) = pyramid(4), pyramid(4)
+    run(world, 1.0)
+    run(twin, 1.0)
+    edits = {
+        10: lambda w, b: setattr(b[7].shapes[0], "density", 3.0),
+        20: lambda w, b: setattr(b[2].shapes[0], "friction", 0.1),
+        30: lambda w, b: setattr(w, "contact_hertz", 20.0),
+        40: lambda w, b: setattr(b[9], "fixed_rotation", True),
+        50: lambda w, b: setattr(b[9], "fixed_rotation", False),
+    }
+    kept = 0
+    for step in range(60):
+        if step in edits:
+            edits[step](world, boxes)
+            edits[step](twin, twin_boxes)
+        kept += world._scratch.structure[1] is not None
+        twin._scratch.structure = ((), None)
+        world.step(DT)
+        twin.step(DT)
+        np.testing.assert_array_equal(world.body_data.pos, twin.body_data.pos)
+        np.testing.assert_array_equal(world.body_data.v, twin.body_data.v)
+    assert kept > 50
