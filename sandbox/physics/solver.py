@@ -33,6 +33,11 @@ manifolds), whatever its size, so the layout is chosen to keep that number small
 * The sweeps work on each row's speed times its mass (`row_jacobian` = mass J, and K's rows
   scaled alike), so a row's impulse change is that speed plus constants: one `clip` for a
   friction row, one addition and one `minimum` for a relax normal row.
+* The friction rows work in units of their pair's friction coefficient f: their impulses
+  divided by f (`tangent_per_friction`), and so their speeds and the couplings of the normal
+  rows into them (the friction-friction coupling stays), while `response` multiplies their
+  impulse changes by f. A friction row's bounds are then that impulse plus and minus the
+  normal impulse: two calls a colour where f times the normal impulse made three.
 """
 
 from __future__ import annotations
@@ -312,9 +317,9 @@ class _Colour:
     row speeds, masses, couplings and impulse changes) is for the restitution pass.
 
     `work` is the scratch of a colour's sweep (all colours share it), carved into the row
-    speeds `speed` (R, m) (each row's relative speed times its mass, see `ContactSolver`; R =
-    2 P rows), the velocity change `change` (6, m), the friction bounds low, high (P, m) and
-    the row products (2 P - 1, m)."""
+    speeds `speed` (R, m) (each row's relative speed times its mass, a friction row's over its
+    friction too, see `ContactSolver`; R = 2 P rows), the velocity change `change` (6, m), the
+    friction bounds low, high (P, m) and the row products (2 P - 1, m)."""
 
     def __init__(self, solver: "ContactSolver", colour: int, two_points: bool, work: np.ndarray) -> None:
         # A busy scene's colour sizes change every step, and so do these views: sliced directly
@@ -336,9 +341,9 @@ class _Colour:
         k = 2 if two_points else 1
         kk = self.coupling
         rows = slice(p * start, p * start + k * m)  # the first k of a colour's P rows of m
-        lam_n, lam_t, push, scale, friction, constant = (
-            values[rows].reshape(k, m) for values in (solver.normal_impulse, solver.tangent_impulse, solver.push,
-                                                      solver.scale, solver.friction, solver.constant))
+        lam_n, lam_t, push, scale, constant = (
+            values[rows].reshape(k, m) for values in (solver.normal_impulse, solver.tangent_per_friction, solver.push,
+                                                      solver.scale, solver.constant))
         low, high = low[:k], high[:k]
         # The normal rows start as e = scale speed + constant (biased) or speed + push (relax),
         # both points in one call each; `normals` then finishes them one after the other.
@@ -360,7 +365,7 @@ class _Colour:
         follows = [(kk[3, 2], sp[3], product[2]), None] if two_points else [None]
         friction_rows = [(sp[p + j], d[p + j], low[j], high[j], follows[j]) for j in range(k)]
         self.sweep = (self.take, self.row_jacobian, sp, biased_normals, relax_normals, normals, lam_n, d[:k], high,
-                      low, lam_t, d[p:p + k], friction, friction_rows, self.response, d, self.change)
+                      low, lam_t, d[p:p + k], friction_rows, self.response, d, self.change)
 
     def gather(self, velocity: np.ndarray) -> np.ndarray:
         """The colour's body velocities (6, m) taken from the flat (3 N,) block in the solver's
@@ -435,8 +440,8 @@ class ContactSolver:
         np.negative(arm_b.real, out=tangent[:, 5])
         # A resting scene hands the solver the same manifolds in the same colours step after
         # step. What follows from the bodies they join and their colours alone (the gather
-        # indices and their colour-major order, the inverse masses, each point's softness and
-        # friction) is then kept from the last step and checked against its inputs: `kept`,
+        # indices and their colour-major order, the inverse masses, each point's softness) is
+        # then kept from the last step and checked against its inputs: `kept`,
         # when the bodies, colours and sizes are the same. The setup of `rain` at rest 0.228 ->
         # 0.203 ms a step, of pyramid20 0.179 -> 0.156 ms (the least of four alternated runs).
         bounds_key = tuple(bounds)
@@ -479,6 +484,12 @@ class ContactSolver:
         # Whether a one-point step's normal impulses leave its friction rows alone (see
         # `_DECOUPLED`): the sweeps then skip two calls a colour.
         self.decoupled = p_count == 1 and bool(np.abs(self.coupling[1, 0]).max(initial=0.0) <= _DECOUPLED)
+        # The friction rows in units of their pair's friction f (see the notes above); a
+        # frictionless pair's rows get nothing to push them.
+        friction = contacts.friction.astype(F)
+        per_friction = np.divide(1.0, friction, out=np.zeros(m, F), where=friction > 0.0)
+        self.row_jacobian[p_count:] *= per_friction
+        self.coupling[p_count:, :p_count] *= per_friction
 
         # Current separation = dot(dpB - dpA + dqB rB - dqA rA, n) + base with the pivot arms
         # rA, rB; at the start it is -depth. The pivot-to-point offsets do not turn, so they
@@ -531,13 +542,10 @@ class ContactSolver:
         # whose colours have the sizes of the last reuses the views (making them costs about
         # 9 us a colour: 82 us for tumbler's 9).
         per_point, per_row = (p_count * m,), (rows * m,)
-        self.friction = scratch.get("friction", per_point, F)
-        if not (kept is not None and all_true(kept["friction"] == contacts.friction)):
-            layout.spread(contacts.friction, out=self.friction)
         self.normal_impulse = layout.block(contacts.normal_impulse.T[:p_count],
                                            out=scratch.get("normal impulse", per_point, F))
-        self.tangent_impulse = layout.block(contacts.tangent_impulse.T[:p_count],
-                                            out=scratch.get("tangent impulse", per_point, F))
+        self.tangent_per_friction = layout.block(contacts.tangent_impulse.T[:p_count] * per_friction,
+                                                 out=scratch.get("tangent impulse", per_point, F))
         # The most each normal impulse reached, taken after every sweep pass: a row changes
         # only in its colour's sweep, so that is the same as after every colour, in one call
         # a pass instead of one a colour.
@@ -570,14 +578,14 @@ class ContactSolver:
         # it, M^-1 J^T made the base-100 pyramid 0.5 ms a step slower: the caches no longer held
         # the rest).
         self.response = np.multiply(jacobian, inv_mass, out=jacobian)
+        self.response[p_count:] *= friction  # a friction row's impulse change is in units of its friction
         two_points = np.zeros(len(bounds) - 1, bool)
         if p_count == 2 and m:
             two_points = np.logical_or.reduceat(valid[1], bounds[:-1])
         # Kept for the next step once a scene's colours repeat (a busy scene's do not: no copies).
         scratch.structure = structure, None if last != structure else dict(
             a=a.copy(), b=b.copy(), gather=gather, inv_mass=body.inv_mass, inv_inertia=body.inv_inertia,
-            softness=softness, ground=ground, soft=(self.bias_rate, self.mass_scale, self.impulse_scale),
-            friction=contacts.friction.copy())
+            softness=softness, ground=ground, soft=(self.bias_rate, self.mass_scale, self.impulse_scale))
         key = (scratch.generation, p_count, self.decoupled, bounds_key, tuple(two_points))
         if scratch.colours[0] != key:
             # The colours' work arrays hold nothing from one colour's sweep to the next, so
@@ -666,7 +674,7 @@ class ContactSolver:
         p = self.points
         impulse = np.empty((2 * p, len(self.a)), F)
         self.layout.unblock(self.normal_impulse, p, out=impulse[:p])
-        self.layout.unblock(self.tangent_impulse, p, out=impulse[p:])
+        self.layout.unblock(self.tangent_per_friction, p, out=impulse[p:])
         per_point = _einsum("rkm,rm->km", self.response, impulse)
         # Summed per body by the same flat (3 N,) indices the sweeps gather with.
         return np.bincount(self._gather.reshape(-1), per_point.reshape(-1), 3 * self.n_body).reshape(3, -1)
@@ -704,7 +712,7 @@ class ContactSolver:
         # and a sweep is mostly calls on short runs (pyramid20: 100 manifolds a colour).
         multiply, add, subtract, minimum, clip = np.multiply, np.add, np.subtract, np.minimum, _clip
         for (take, row_jacobian, speeds, biased_normals, relax_normals, normals, lam_n, e_n, high, low, lam_t, e_t,
-             friction, friction_rows, response, delta, change) in self._sweeps:
+             friction_rows, response, delta, change) in self._sweeps:
             u = velocity.take(take, mode="wrap")  # as `_Colour.gather`
             _einsum("rkm,km->rm", row_jacobian, u, out=speeds)
             # Each row's negated impulse change goes into its `delta` row (e below): the
@@ -734,10 +742,10 @@ class ContactSolver:
                 multiply(to_friction, e0, product)
                 subtract(friction_speed, product, friction_speed)
             subtract(lam_n, e_n, lam_n)
-            # Friction: e = mass vt, clamped so that lam - e stays within +-friction lam_normal.
-            multiply(friction, lam_n, high)
-            subtract(lam_t, high, low)
-            add(lam_t, high, high)
+            # Friction, in units of the pair's friction f: e = mass vt / f, clamped so that
+            # lam - e stays within +-lam_normal.
+            subtract(lam_t, lam_n, low)
+            add(lam_t, lam_n, high)
             for speed, e, low_j, high_j, follow in friction_rows:
                 clip(speed, low_j, high_j, e)
                 if follow is not None:
@@ -782,8 +790,10 @@ class ContactSolver:
     def store_impulses(self) -> None:
         """Write the accumulated impulses back into the `ContactSet` (for warm starting and display)."""
         m, p = len(self.a), self.points
-        for name, values in (("normal_impulse", self.normal_impulse), ("tangent_impulse", self.tangent_impulse),
+        for name, values in (("normal_impulse", self.normal_impulse), ("tangent_impulse", self.tangent_per_friction),
                              ("max_normal_impulse", self._peak)):
             stored = np.empty((m, 2)) if p == 2 else np.zeros((m, 2))  # an empty second point's stay zero
             self.layout.unblock(values, p, out=stored.T[:p])
+            if name == "tangent_impulse":
+                stored *= self.contacts.friction[:, None]
             setattr(self.contacts, name, stored)
