@@ -478,22 +478,30 @@ class World:
         # Static shapes move only when teleported, so their fat boxes need no margin.
         fat_margin = np.where(b.type.take(body) == STATIC, 0.0, settings.AABB_FAT_MARGIN)
         i, j = self._fat_pairs.update(lower, upper, fat_margin, body)
-        ba, bb = body.take(i), body.take(j)
-        if self._fat_pairs.exact:  # a busy scene: the pairs overlap already
-            may = np.ones(len(i), bool)
-        else:
+        may = None  # which pairs pass the filters; None: all do
+        if not self._fat_pairs.exact:  # else a busy scene's: the pairs overlap already
             lx, ly, ux, uy = lower[:, 0], lower[:, 1], upper[:, 0], upper[:, 1]
             # One column at a time: 0.13 ms for 14,950 pairs against 0.85 ms on (P, 2) gathers.
             may = ((lx.take(i) <= ux.take(j)) & (lx.take(j) <= ux.take(i))
                    & (ly.take(i) <= uy.take(j)) & (ly.take(j) <= uy.take(i)))
         if not (all_true(s.mask == settings.DEFAULT_MASK) and all_true(s.category)):  # else every pair passes
-            may &= ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0)
+            may = _and(may, ((s.category[i] & s.mask[j]) != 0) & ((s.category[j] & s.mask[i]) != 0))
         asleep = dynamic & ~b.awake
         if any_true(asleep):
-            woken = may & ((asleep[ba] & stirring[bb]) | (asleep[bb] & stirring[ba]))
+            ba, bb = body.take(i), body.take(j)
+            woken = _and(may, (asleep[ba] & stirring[bb]) | (asleep[bb] & stirring[ba]))
             self._wake(np.concatenate([ba[woken], bb[woken]]))
         solved = dynamic & b.awake
-        keep = indices(may & (solved.take(ba) | solved.take(bb)))
+        # A pair of two shapes the solver does not move is dropped. When all such shapes are on
+        # one body (a ground, a turning container), no pair has two (a body's shapes never pair),
+        # and no pair need be looked at (tumbler's 11,000: 1.21 -> 1.14 ms for this stage, rain's 0.174
+        # -> 0.163 ms: the least of four alternated runs).
+        idle = body.take(indices(~solved.take(body)))
+        if len(idle) and not all_true(idle == idle[0]):
+            may = _and(may, solved.take(body.take(i)) | solved.take(body.take(j)))
+        if may is None:
+            return i, j
+        keep = indices(may)
         return i.take(keep), j.take(keep)  # not i[mask]: 0.02 against 0.17 ms (line-profiled) for tumbler
 
     def _near_test(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float, turn: np.ndarray) -> Near:
@@ -832,6 +840,11 @@ class World:
         as_complex(b.pos)[:] = centers + body.dp - turn * as_complex(b.local_center)
         b.force[:] = 0.0
         b.torque[:] = 0.0
+
+
+def _and(mask: np.ndarray | None, other: np.ndarray) -> np.ndarray:
+    """mask & other, where a `mask` of None passes everything."""
+    return other if mask is None else mask & other
 
 
 def _islands(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
