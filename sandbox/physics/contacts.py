@@ -118,14 +118,15 @@ def find_manifold_rows(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.nda
     # Keep the pairs that produced points; when all did (a resting stack), keep the arrays.
     touching = batch.valid[:, 0]
     rows = None
+    fields = (pair_a, pair_b, batch.normal, batch.points, batch.depths, batch.ids, batch.valid)
     if all_true(touching):
-        a, b, normal, points, depths, ids, valid = (pair_a, pair_b, batch.normal, batch.points, batch.depths,
-                                                    batch.ids, batch.valid)
-    else:  # gathers by `take`, not fancy indexing (see `reorder`)
+        a, b, normal, points, depths, ids, valid = fields
+    else:
         rows = indices(touching)
-        a, b, normal, points, depths, ids, valid = (
-            values.take(rows, axis=0) for values in (pair_a, pair_b, batch.normal, batch.points, batch.depths,
-                                                     batch.ids, batch.valid))
+        if len(rows) and rows[-1] == len(rows) - 1:  # the first pairs (a resting pile of balls: see
+            a, b, normal, points, depths, ids, valid = (values[:len(rows)] for values in fields)  # `_in_place`)
+        else:  # gathers by `take`, not fancy indexing (see `reorder`)
+            a, b, normal, points, depths, ids, valid = (values.take(rows, axis=0) for values in fields)
     ba, bb = body_of.take(a), body_of.take(b)
     m = len(a)
     zeros2 = np.zeros((m, 2))

@@ -248,13 +248,16 @@ class ManifoldCache:
         new, touching = find_manifold_rows(shapes, shapes.body, pos, rot, a, b, margin)
         if touching is None:
             touching = np.arange(len(a))
-        found = touching < k  # the collided row of entry i is row i
-        if len(new):
+        same = len(new) == k and touching[k - 1] == k - 1  # the same pairs touch, in the same order
+        if same:
+            _carry_over(new, kept, None, None, warm)
+        elif len(new):
+            found = touching < k  # the collided row of entry i is row i
             _carry_over(new, kept, np.where(found, touching, 0), found, warm)
         self._held, self.reused, self.pairs = True, 0, len(a)
         # Copies: the contacts may come back unsorted, and a caller may edit them.
         ids, valid = new.ids.copy(), new.valid.copy()
-        if len(new) == k and touching[k - 1] == k - 1:  # the same pairs touch, in the same order
+        if same:
             self._kept = _Kept.unanchored(kept.keys, ids, valid, new.color)
         else:
             self._rows = None
@@ -436,25 +439,37 @@ def _polygon_pairs(shapes, pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray
     return both if any_true(both) else False
 
 
-def _carry_over(new: ContactSet, kept: _Kept, at: np.ndarray, found: np.ndarray, warm: bool) -> None:
+def _carry_over(new: ContactSet, kept: _Kept, at: np.ndarray | None, found: np.ndarray | None,
+                warm: bool) -> None:
     """Give freshly collided manifolds their pair's kept colour (-1 for a new pair) and, when
     `warm`, each point the impulses of the kept point of the same pair and feature id. `at`,
     `found`: each new manifold's entry in the non-empty `kept` and whether its pair is there
-    (as `ManifoldCache._look_up` gives them)."""
-    new.color = np.where(found, kept.color.take(at), -1)
+    (as `ManifoldCache._look_up` gives them); None for both: manifold i is entry i (a resting
+    pile of balls, see `ManifoldCache._in_place`: no gathers)."""
+    m = len(new)
+    in_place = at is None
+    new.color = kept.color[:m].copy() if in_place else np.where(found, kept.color.take(at), -1)
     if not warm:
         return
-    new.persisted = np.zeros((len(new), 2), bool)
+    new.persisted = np.zeros((m, 2), bool)
     if not (any_true(new.valid[:, 1]) or any_true(kept.valid[:, 1])):
         # One point a manifold, fresh and kept (circles): slot 0 meets slot 0 alone, and
         # (M,) columns do for the (M, 2) rows. `rain`: 30 against 60 us a step.
-        first = 2 * at
-        same = kept.valid.reshape(-1).take(first) & found & new.valid[:, 0]
-        same &= kept.ids.reshape(-1).take(first) == new.ids[:, 0]
+        columns = (kept.valid, kept.ids, kept.normal_impulse, kept.tangent_impulse)
+        if in_place:
+            valid, ids, normal, tangent = (values[:m, 0] for values in columns)
+        else:
+            first = 2 * at
+            valid, ids, normal, tangent = (values.reshape(-1).take(first) for values in columns)
+            valid &= found
+        same = valid & new.valid[:, 0]
+        same &= ids == new.ids[:, 0]
         new.persisted[:, 0] = same
-        new.normal_impulse[:, 0] = np.where(same, kept.normal_impulse.reshape(-1).take(first), 0.0)
-        new.tangent_impulse[:, 0] = np.where(same, kept.tangent_impulse.reshape(-1).take(first), 0.0)
+        new.normal_impulse[:, 0] = np.where(same, normal, 0.0)
+        new.tangent_impulse[:, 0] = np.where(same, tangent, 0.0)
         return
+    if in_place:
+        at, found = np.arange(m), np.ones(m, bool)
     ids, valid = kept.ids.take(at, axis=0), kept.valid.take(at, axis=0) & found[:, None]
     normal, tangent = kept.normal_impulse.take(at, axis=0), kept.tangent_impulse.take(at, axis=0)
     # A kept second point that never exists matches nothing: 4 calls fewer.
