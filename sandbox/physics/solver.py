@@ -543,10 +543,13 @@ class ContactSolver:
         # whose colours have the sizes of the last reuses the views (making them costs about
         # 9 us a colour: 82 us for tumbler's 9).
         per_point, per_row = (p_count * m,), (rows * m,)
-        self.normal_impulse = layout.block(contacts.normal_impulse.T[:p_count],
-                                           out=scratch.get("normal impulse", per_point, F))
-        self.tangent_per_friction = layout.block(contacts.tangent_impulse.T[:p_count] * per_friction,
-                                                 out=scratch.get("tangent impulse", per_point, F))
+        # The stored impulses as (2 P, M) rows, kept for the first warm start until a sweep
+        # changes them (`impulse_velocity`), and colour-major for the sweeps.
+        impulse = self._impulse_rows = np.empty((rows, m), F)
+        impulse[:p_count] = contacts.normal_impulse.T[:p_count]
+        np.multiply(contacts.tangent_impulse.T[:p_count], per_friction, out=impulse[p_count:])
+        self.normal_impulse = layout.block(impulse[:p_count], out=scratch.get("normal impulse", per_point, F))
+        self.tangent_per_friction = layout.block(impulse[p_count:], out=scratch.get("tangent impulse", per_point, F))
         # The most each normal impulse reached, taken after every sweep pass: a row changes
         # only in its colour's sweep, so that is the same as after every colour, in one call
         # a pass instead of one a colour.
@@ -672,10 +675,11 @@ class ContactSolver:
         and four subtractions of about 0.02 ms a step."""
         if len(self.a) == 0:
             return np.zeros((3, self.n_body))
-        p = self.points
-        impulse = np.empty((2 * p, len(self.a)), F)
-        self.layout.unblock(self.normal_impulse, p, out=impulse[:p])
-        self.layout.unblock(self.tangent_per_friction, p, out=impulse[p:])
+        p, impulse = self.points, self._impulse_rows
+        if impulse is None:  # the sweeps changed them: from the colour-major arrays (tumbler: 30 us)
+            impulse = np.empty((2 * p, len(self.a)), F)
+            self.layout.unblock(self.normal_impulse, p, out=impulse[:p])
+            self.layout.unblock(self.tangent_per_friction, p, out=impulse[p:])
         per_point = _einsum("rkm,rm->km", self.response, impulse)
         # Summed per body by the same flat (3 N,) indices the sweeps gather with.
         return np.bincount(self._gather.reshape(-1), per_point.reshape(-1), 3 * self.n_body).reshape(3, -1)
@@ -702,6 +706,7 @@ class ContactSolver:
     def solve(self, body: BodyState) -> None:
         """One Gauss-Seidel sweep over all colours, with the normal rows as last set by
         `use_bias` or `use_relax`."""
+        self._impulse_rows = None
         velocity = self._working_velocity(body)
         leaking = self.leaking
         if leaking:
@@ -767,6 +772,7 @@ class ContactSolver:
         """
         if self.relative_velocity is None:
             return
+        self._impulse_rows = None
         velocity = self._working_velocity(body)
         bounce_all = (self.relative_velocity < -self.threshold) & (self._peak > 0.0) & (self.restitution > 0.0)
         target_all = self.restitution * self.relative_velocity
