@@ -284,22 +284,24 @@ class ColourMajor:
         return out
 
     def unblock(self, flat: np.ndarray, rows: int, out: np.ndarray | None = None) -> np.ndarray:
-        """The colour-major `flat` (rows M,) as a row-major (rows, M) array, written into `out`
-        (any strides and type) if given (a small scene: one `take` through a kept index)."""
+        """The colour-major `flat` (..., rows M) as a row-major (..., rows, M) array, written
+        into `out` (any strides and type) if given (a small scene: one `take` through a kept
+        index). Leading axes go along: several arrays of one layout in the calls of one."""
+        lead = flat.shape[:-1]
         if out is None:
-            out = np.empty((rows, self._count), flat.dtype)
+            out = np.empty((*lead, rows, self._count), flat.dtype)
         if rows == 1:
-            np.copyto(out, flat.reshape(1, self._count))
+            np.copyto(out, flat.reshape(*lead, 1, self._count))
         elif self._orders is not None:
             back = self._orders.get(("back", rows))
             if back is None:  # the inverse permutation of `_order(rows)`
                 order = self._order(rows)
                 back = self._orders[("back", rows)] = np.empty_like(order)
                 back[order] = np.arange(len(order))
-            np.copyto(out, flat.take(back).reshape(rows, self._count))
+            np.copyto(out, flat.take(back, axis=-1).reshape(*lead, rows, self._count))
         else:
             for s, e in self.runs:
-                out[:, s:e] = flat[rows * s: rows * e].reshape(rows, e - s)
+                out[..., s:e] = flat[..., rows * s: rows * e].reshape(*lead, rows, e - s)
         return out
 
     def run(self, flat: np.ndarray, rows: int, colour: int) -> np.ndarray:
@@ -548,12 +550,17 @@ class ContactSolver:
         impulse = self._impulse_rows = np.empty((rows, m), F)
         impulse[:p_count] = contacts.normal_impulse.T[:p_count]
         np.multiply(contacts.tangent_impulse.T[:p_count], per_friction, out=impulse[p_count:])
-        self.normal_impulse = layout.block(impulse[:p_count], out=scratch.get("normal impulse", per_point, F))
-        self.tangent_per_friction = layout.block(impulse[p_count:], out=scratch.get("tangent impulse", per_point, F))
+        # They and the most each normal impulse reached (`_peak`) are rows of one block, which
+        # `store_impulses` turns back in the calls of one (tumbler: 0.103 -> 0.095 ms a step).
+        accumulated = scratch.get("impulses", (3, p_count * m), F)
+        self.normal_impulse, self.tangent_per_friction, self._peak = accumulated
+        self._accumulated = accumulated
+        layout.block(impulse[:p_count], out=self.normal_impulse)
+        layout.block(impulse[p_count:], out=self.tangent_per_friction)
         # The most each normal impulse reached, taken after every sweep pass: a row changes
         # only in its colour's sweep, so that is the same as after every colour, in one call
         # a pass instead of one a colour.
-        self._peak, self.delta = scratch.get("peak", per_point, F), scratch.get("delta", per_row, F)
+        self.delta = scratch.get("delta", per_row, F)
         self._peak.fill(0.0)
         self.delta.fill(0.0)
         # use_bias and use_relax write these whole before a sweep reads them; `constant` is
@@ -797,10 +804,7 @@ class ContactSolver:
     def store_impulses(self) -> None:
         """Write the accumulated impulses back into the `ContactSet` (for warm starting and display)."""
         m, p = len(self.a), self.points
-        for name, values in (("normal_impulse", self.normal_impulse), ("tangent_impulse", self.tangent_per_friction),
-                             ("max_normal_impulse", self._peak)):
-            stored = np.empty((m, 2)) if p == 2 else np.zeros((m, 2))  # an empty second point's stay zero
-            self.layout.unblock(values, p, out=stored.T[:p])
-            if name == "tangent_impulse":
-                stored *= self.contacts.friction[:, None]
-            setattr(self.contacts, name, stored)
+        stored = np.empty((3, m, 2)) if p == 2 else np.zeros((3, m, 2))  # an empty second point's stay zero
+        self.layout.unblock(self._accumulated, p, out=stored.transpose(0, 2, 1)[:, :p])
+        stored[1] *= self.contacts.friction[:, None]
+        self.contacts.normal_impulse, self.contacts.tangent_impulse, self.contacts.max_normal_impulse = stored
