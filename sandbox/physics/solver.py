@@ -8,7 +8,7 @@ removes the push-out velocity so nothing is launched.
 
 Constraints are solved one graph colour at a time. Within a colour no dynamic body repeats, so
 gathering the body velocities, updating them and scattering them back is an exact Gauss-Seidel
-sweep over that colour. A colour pass is a fixed number of NumPy calls (about 22 for two-point
+sweep over that colour. A colour pass is a fixed number of NumPy calls (about 21 for two-point
 manifolds), whatever its size, so the layout is chosen to keep that number small:
 
 * Every per-manifold array keeps the manifold index last, so a colour is a contiguous run and
