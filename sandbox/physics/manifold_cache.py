@@ -234,8 +234,8 @@ class ManifoldCache:
             keys = pair_keys(pair_a, pair_b)
             if not all_true(keys[1:] > keys[:-1]):
                 return None
-            rows = np.minimum(keys.searchsorted(kept.keys), len(keys) - 1)
-            if not all_true(keys.take(rows) == kept.keys):  # an entry that is not a candidate
+            rows, found = look_up(keys, kept.keys)
+            if not all_true(found):  # an entry that is not a candidate
                 return None
             others = np.ones(len(keys), bool)
             others[rows] = False
