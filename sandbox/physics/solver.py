@@ -173,6 +173,10 @@ circle's normal runs through its centre, so its only term is round-off (about 1e
 on a body that does not turn (a static wall): every step of `rain` (its sweeps: 0.71-0.77 to
 0.67-0.75 ms a step)."""
 
+_TINY = np.finfo(F).tiny
+"""The least normal float32: a row's K is raised to it before its mass 1 / K is taken, so an
+unusable row (K = 0) divides 0 by it and gets 0, where a division by zero would give NaN."""
+
 _MISSING = -1.0e6
 """m. Separation given to the empty second point of a one-point manifold: deep, so `use_bias`
 does not patch it with the points still apart (in `rain`, 2,058 of the 2,351 points it patched
@@ -475,9 +479,9 @@ class ContactSolver:
         # may then hold anything finite, and are left unmasked.
         k = _einsum("rrm->rm", self.coupling)
         usable = np.concatenate([valid, valid]) & (k > 0.0)
-        mass = scratch.get("mass", (rows, m), F)
-        mass.fill(0.0)
-        self.mass = np.divide(1.0, k, out=mass, where=usable)
+        # usable / k, and 0 where not usable: the same numbers as 1 / k with where=usable into
+        # zeros (tumbler's 20,000 rows: 17 against 46 us).
+        self.mass = mass = np.divide(usable, np.maximum(k, _TINY), out=scratch.get("mass", (rows, m), F))
         # The sweeps work on each row's speed times its mass (`row_jacobian` = mass J), so a
         # row's impulse change is that scaled speed plus constants, and the coupling rows are
         # scaled alike (K[r, s] mass[r]): a friction row's update is one clamp and a relax
