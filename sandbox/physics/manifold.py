@@ -808,7 +808,7 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
 
     # The one-point colliders give every pair's contact, kept or not (see `_one_point`). They
     # work in the world frame (A's for a polygon's edges), from the circles' world centres.
-    origin, turn, local = as_complex(pos), as_complex(rot), to_complex(shapes.verts[:, 0])
+    origin, turn, local = as_complex(pos), as_complex(rot), to_complex(shapes.verts)[:, 0]  # views
     every_center = []
 
     def centers(rows):  # the world centres (complex) of the circle shapes `rows`

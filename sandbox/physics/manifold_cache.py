@@ -264,8 +264,9 @@ class ManifoldCache:
         self._held, self.reused, self.pairs = True, 0, len(a)
         # Copies: the contacts may come back unsorted, and a caller may edit them.
         ids, valid = new.ids.copy(), new.valid.copy()
-        if same:
-            self._kept = _Kept.unanchored(kept.keys, ids, valid, new.color)
+        if same:  # the entries' poses, anchors and impulse rows are kept too (zeros, and `store` writes the impulses)
+            self._kept = _Kept(kept.keys, kept.offset, kept.turn, kept.extent, kept.normal, kept.anchors, ids, valid,
+                               kept.normal_impulse, kept.tangent_impulse, new.color)
         else:
             self._rows = None
             fresh = _Kept.unanchored(pair_keys(new.shape_a, new.shape_b), ids, valid, new.color)

@@ -818,14 +818,16 @@ class World:
                                self.contact_push_max_velocity, self.restitution_threshold, self._scratch)
         separation = solver.start_separation
         warm = solver.impulse_velocity()
-        before = np.empty_like(velocity)
+        spare = np.empty_like(velocity)
         for _ in range(self._substeps):
             body.velocity += dv
             if keep is not None:
                 body.velocity *= keep
             _clamp_speeds(body.velocity, h)
-            np.copyto(before, body.velocity)
-            body.velocity += warm
+            # The warm-started velocities go to the spare block and the block before them is
+            # kept as it is: one call where a copy and an addition were two.
+            before = body.velocity
+            body.velocity, spare = np.add(before, warm, out=spare), before
             solver.use_bias(separation)
             solver.solve(body)
             body.integrate_positions(h, solver.turning)
