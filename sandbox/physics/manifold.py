@@ -49,7 +49,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .raw_numpy import clip as _clip, indices, whole_rows
+from .raw_numpy import at_least, clip as _clip, indices, whole_rows
 from .settings import LINEAR_SLOP, REFERENCE_FACE_TOLERANCE, SPECULATIVE_DISTANCE
 from .shapes import CIRCLE, POLYGON, Shape, padded_geometry, shape_kind
 from .vec import as_complex, to_complex
@@ -240,7 +240,7 @@ def _circles(center_a: np.ndarray, radius_a: np.ndarray, center_b: np.ndarray, r
     against each pair taken into A's frame and back (the least of 9 x 300 calls, two runs)."""
     gap = center_b - center_a
     distance = np.abs(gap)
-    normal = gap / np.maximum(distance, _ROUNDOFF)
+    normal = gap / at_least(distance, _ROUNDOFF)
     fallback = indices(distance <= _ROUNDOFF)  # no meaningful direction (as in `_unit`)
     if len(fallback):
         normal[fallback] = turn_a(fallback) * complex(*_FALLBACK_NORMAL)
@@ -557,7 +557,7 @@ def _choose_face(candidates: _Candidates) -> _Choice:
     fraction = np.where(moved, _clip(to_plane, 0.0, 1.0), _UNCLIPPED)      # (lower/upper, face, P)
     along = lower2 + fraction * span
     in_slab = (along >= -_ROUNDOFF) & (along <= upper1 + _ROUNDOFF)
-    overlap = np.minimum(upper1, upper2) - np.maximum(0.0, lower2)
+    overlap = np.minimum(upper1, upper2) - at_least(lower2, 0.0)
 
     # B's face is the reference if it separates better by more than the anti-flicker bias, or
     # if it is merely no worse and A's face would lose the contact: its side planes miss B's

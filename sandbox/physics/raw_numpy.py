@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-__all__ = ["all_true", "any_true", "clip", "einsum", "indices", "whole_rows"]
+__all__ = ["all_true", "any_true", "at_least", "at_most", "clip", "einsum", "indices", "whole_rows"]
 
 try:
     from numpy._core.multiarray import c_einsum as einsum
@@ -31,6 +31,18 @@ except ImportError:  # NumPy 1.x
 """The clip ufunc (lo, hi broadcast; output by position): one call for a clamp to [lo, hi].
 0.44 us on 140 entries, against 0.64 us for a maximum and a minimum; np.clip's wrapper costs
 more than the clamp itself."""
+
+
+def at_least(values: np.ndarray, low: float, out: np.ndarray | None = None) -> np.ndarray:
+    """np.maximum(values, low) for a scalar `low`, as a clip with no upper bound: the maximum
+    ufunc takes a slow loop for a scalar operand (1.6 against 1.2 us on 2,000 floats, 6.1
+    against 3.2 us on 12,000). The same numbers, but that -0.0 stays -0.0 against a low of 0."""
+    return clip(values, low, math.inf) if out is None else clip(values, low, math.inf, out)
+
+
+def at_most(values: np.ndarray, high: float, out: np.ndarray | None = None) -> np.ndarray:
+    """np.minimum(values, high) for a scalar `high` (see `at_least`)."""
+    return clip(values, -math.inf, high) if out is None else clip(values, -math.inf, high, out)
 
 
 def indices(mask: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ from .continuous import SWEEP_FRACTION, arc_chords, earliest_impacts
 from .manifold_cache import ManifoldCache, Near
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
-from .raw_numpy import all_true, any_true, clip as _clip, einsum as _einsum, indices
+from .raw_numpy import all_true, any_true, at_most, clip as _clip, einsum as _einsum, indices
 from .shapes import CIRCLE, POLYGON, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
 from .solver import BodyState, ContactSolver, Scratch, Softness
 from .tiles import TileMap
@@ -471,7 +471,7 @@ class World:
         s, b = self._shapes, self._bodies
         body = s.body
         reach = _turning_reach(b.w, dt).take(body) * self._reach_about_centers()
-        reach += np.minimum(np.hypot(b.v[:, 0], b.v[:, 1]), settings.MAX_LINEAR_SPEED).take(body) * dt
+        reach += at_most(np.hypot(b.v[:, 0], b.v[:, 1]), settings.MAX_LINEAR_SPEED).take(body) * dt
         dynamic = b.type == DYNAMIC
         stirring = (dynamic & b.awake) | self._moving_kinematic()
         if not any_true(stirring):  # everything static, resting kinematic or asleep: no pair can change
@@ -606,7 +606,7 @@ class World:
         # Per shape first (its body's velocity, its spin times reach), then gathered per pair.
         velocity = as_complex(b.v).take(s.body)
         turning = _turning_reach(b.w, dt).take(s.body) * self._reach_about_centers()
-        closing = np.minimum(np.abs(velocity.take(pair_b) - velocity.take(pair_a)), 2.0 * settings.MAX_LINEAR_SPEED)
+        closing = at_most(np.abs(velocity.take(pair_b) - velocity.take(pair_a)), 2.0 * settings.MAX_LINEAR_SPEED)
         closing *= dt
         closing += turning.take(pair_a) + turning.take(pair_b)
         closing += settings.SPECULATIVE_DISTANCE
@@ -894,7 +894,7 @@ def _turning_reach(w: np.ndarray, dt: float) -> np.ndarray:
     2 (half a turn or more). Bounding it apart from the linear motion, which is clamped to
     MAX_LINEAR_SPEED, keeps a long, fast blade on a fast body within its swept bounds: one
     clamp on the sum let its tip outrun them."""
-    return np.minimum(np.abs(w) * dt, 2.0)
+    return at_most(np.abs(w) * dt, 2.0)
 
 
 def _clamp_speeds(velocity: np.ndarray, h: float) -> None:
