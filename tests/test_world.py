@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sandbox.physics import Circle, Segment, World, box
+from sandbox.physics import Circle, Segment, World, box, settings
 from sandbox.physics.shapes import CIRCLE
 from helpers import DT, ground_world, positions, pyramid, run
 
@@ -261,6 +261,21 @@ def test_a_spinning_blade_near_the_speed_limit_stays_within_its_swept_bounds():
     world.step(DT)
     pairs = set(zip(world.contacts.shape_a.tolist(), world.contacts.shape_b.tolist()))
     assert (target.shapes[0].index, trailing.index) in pairs
+
+
+@pytest.mark.parametrize("velocity, clamped", [((700.0, -700.0), True), ((0.0, 399.0), False), ((390.0, 80.0), False),
+                                                 ((390.0, 95.0), True)])
+def test_linear_speed_is_clamped_to_the_limit_along_its_direction(velocity, clamped):
+    world = World(gravity=(0.0, 0.0))
+    ball = world.create_body("dynamic", linear_velocity=velocity, angular_velocity=1000.0)
+    ball.add_shape(Circle(0.1))
+    world.step(DT)
+    speed = math.hypot(*velocity)
+    expected = settings.MAX_LINEAR_SPEED if clamped else speed
+    assert math.hypot(*ball.linear_velocity) == pytest.approx(expected, rel=1e-12)
+    assert np.allclose(np.array(ball.linear_velocity) / expected, np.array(velocity) / speed, rtol=0, atol=1e-12)
+    # The turn per substep is clamped too: 1000 rad/s is more than a quarter turn a substep.
+    assert ball.angular_velocity == pytest.approx(settings.MAX_ROTATION_PER_SUBSTEP * 60.0 * world.substeps, rel=1e-12)
 
 
 @pytest.mark.slow

@@ -899,11 +899,13 @@ def _turning_reach(w: np.ndarray, dt: float) -> np.ndarray:
 
 def _clamp_speeds(velocity: np.ndarray, h: float) -> None:
     """Keep |v| <= MAX_LINEAR_SPEED and |w| h <= MAX_ROTATION_PER_SUBSTEP in the (3, N) block."""
-    # Squared speeds in one einsum and w clipped in one ufunc call: four calls where hypot and
-    # np.clip took ten (0.10 against 0.03 ms for 5,500 bodies, four times a step).
-    square = _einsum("kn,kn->n", velocity[:2], velocity[:2])
-    fast = indices(square > settings.MAX_LINEAR_SPEED ** 2)
-    if len(fast):
-        velocity[:2, fast] *= settings.MAX_LINEAR_SPEED / np.sqrt(square[fast])
+    # No velocity component above MAX / sqrt(2), the usual case, means no speed above MAX: two
+    # calls (4.2 against 5.7 us for 2,000 bodies). Else the squared speeds in one einsum, and w
+    # clipped in one ufunc call: four calls where hypot and np.clip took ten.
+    if np.maximum.reduce(np.abs(velocity[:2]), axis=None) > settings.MAX_LINEAR_SPEED * 0.5 ** 0.5:
+        square = _einsum("kn,kn->n", velocity[:2], velocity[:2])
+        fast = indices(square > settings.MAX_LINEAR_SPEED ** 2)
+        if len(fast):
+            velocity[:2, fast] *= settings.MAX_LINEAR_SPEED / np.sqrt(square[fast])
     limit = settings.MAX_ROTATION_PER_SUBSTEP / h
     _clip(velocity[2], -limit, limit, velocity[2])
