@@ -313,6 +313,27 @@ def test_collide_pairs_matches_collide_on_a_mixed_batch():
     assert {k for *_, k in kinds_seen} == {0, 1, 2}
 
 
+def test_a_large_batch_of_polygon_circle_pairs_matches_its_pairs_one_by_one():
+    # From _ARGMAX_PAIRS pairs on, the polygon-circle collider finds the deepest edge slot by
+    # slot instead of by np.argmax: the same edge, ties (a centre on a box's diagonal, padded
+    # slots repeating edge 0) included, so the same manifold as each pair alone.
+    rng = np.random.default_rng(11)
+    polygons = [box(0.5, 0.5), box(0.5, 0.25, (0.1, 0.0), 0.4), Segment((-0.6, 0.0), (0.6, 0.1)),
+                Polygon.hull_of(rng.uniform(-0.6, 0.6, (8, 2)))]
+    pairs = []
+    for k in range(4 * manifold._ARGMAX_PAIRS):
+        polygon = polygons[k % len(polygons)]
+        if k % 3 == 0:  # on a diagonal of the box: two edges equally deep
+            centre = (rng.uniform(-1.0, 1.0),) * 2
+        else:
+            centre = tuple(rng.uniform(-1.0, 1.0, 2))
+        pairs.append((polygon, (0.0, 0.0, 0.0), Circle(0.3), (*centre, 0.0)))
+    batch = collide_pairs(*pair_columns(*zip(*pairs)))
+    assert len(pairs) >= manifold._ARGMAX_PAIRS and batch.valid[:, 0].sum() > len(pairs) // 4
+    for p, pair in enumerate(pairs):
+        assert_batch_row(batch, p, collide(*pair))
+
+
 # ----------------------------------------------------------------------------- brute-force geometry
 
 def world_shape(shape, transform):

@@ -59,6 +59,10 @@ _ROUNDOFF = 1e-9
 this: far above the round-off of metre-scale coordinates (~1e-15 m), far below anything the
 engine resolves (LINEAR_SLOP is 5e-3 m)."""
 
+_ARGMAX_PAIRS = 128
+"""Below this many polygon-circle pairs the deepest edge comes from np.argmax (see
+`_polygon_circle`), from here on slot by slot (`_first_best`)."""
+
 VERTEX_CONTACT_GAP = 0.1 * LINEAR_SLOP
 """m. Polygons separated by more than this may touch vertex to vertex (Box2D v3's value). The
 margin also keeps the vertex-vertex normal well away from a 0/0."""
@@ -281,11 +285,20 @@ def _polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarra
     verts, norms = to_complex(verts_a), to_complex(norms_a)  # (P, K)
     slots = verts.shape[1]
 
-    # Padded edges repeat edge 0, and argmax keeps the first maximum: a real edge wins.
+    # Padded edges repeat edge 0, and argmax keeps the first maximum: a real edge wins. A few
+    # pairs (a pile of balls against its walls) take argmax itself, one call where the slot by
+    # slot form makes about ten (73 pairs: 4.3 against 6.5 us), many pairs the slot by slot one
+    # (300 pairs: 9.7 against 14.1 us).
     edge_seps = (norms.conj() * (c[:, None] - verts)).real
-    edge, sep = _first_best(edge_seps.T, largest=True)  # as np.argmax(axis=1), slot by slot
-    first = slots * _pair_index(len(edge))  # flat position of each pair's slot 0
-    v1 = verts.reshape(-1).take(first + edge)
+    first = slots * _pair_index(len(c))  # flat position of each pair's slot 0
+    if len(c) < _ARGMAX_PAIRS:
+        edge = edge_seps.argmax(axis=1)
+        at = first + edge
+        sep = edge_seps.reshape(-1).take(at)
+    else:
+        edge, sep = _first_best(edge_seps.T, largest=True)
+        at = first + edge
+    v1 = verts.reshape(-1).take(at)
     v2 = verts.reshape(-1).take(first + next_vertex(edge, count_a))
     e = v2 - v1
     length = np.abs(e)
@@ -302,7 +315,7 @@ def _polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarra
     in_v2 = (u2 < 0.0) & (outside | (-u2 > _ROUNDOFF * length))
     vertex_normal, vertex_distance = _unit(c - np.where(in_v1, v1, v2))
     at_vertex = in_v1 | in_v2
-    normal = np.where(at_vertex, vertex_normal, norms.reshape(-1).take(first + edge))
+    normal = np.where(at_vertex, vertex_normal, norms.reshape(-1).take(at))
     # Signed distance of c from A's surface along the normal. No early out is needed: if the
     # edge separation exceeds radius + speculative distance, so does a vertex distance.
     distance = np.where(at_vertex, vertex_distance, sep)
