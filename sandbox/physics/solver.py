@@ -655,7 +655,7 @@ class ContactSolver:
         """
         # push = scale mass bias, made in float64 with the step's product mass scale x mass
         # (`_soft_mass`) and rounded once into the float32 row: a product of the float32 scale
-        # and the float64 bias converted as it went (tumbler's 10,000 points: 8 against 3 us).
+        # and the float64 bias converted as it went (10,000 points: about 7 against 3 us).
         push = np.multiply(self.bias_rate, separation, out=self._bias)
         at_least(push, -self.push_max, out=push)
         push *= self._soft_mass
