@@ -323,7 +323,7 @@ def test_a_large_batch_of_polygon_circle_pairs_matches_its_pairs_one_by_one():
     pairs = []
     for k in range(4 * manifold._ARGMAX_PAIRS):
         polygon = polygons[k % len(polygons)]
-        if k % 3 == 0:  # on a diagonal of the box: two edges equally deep
+        if k % 3 == 0:  # on the line x = y: for the centred square, two edges equally deep
             centre = (rng.uniform(-1.0, 1.0),) * 2
         else:
             centre = tuple(rng.uniform(-1.0, 1.0, 2))

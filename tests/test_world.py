@@ -275,7 +275,7 @@ def test_linear_speed_is_clamped_to_the_limit_along_its_direction(velocity, clam
     assert math.hypot(*ball.linear_velocity) == pytest.approx(expected, rel=1e-12)
     assert np.allclose(np.array(ball.linear_velocity) / expected, np.array(velocity) / speed, rtol=0, atol=1e-12)
     # The turn per substep is clamped too: 1000 rad/s is more than a quarter turn a substep.
-    assert ball.angular_velocity == pytest.approx(settings.MAX_ROTATION_PER_SUBSTEP * 60.0 * world.substeps, rel=1e-12)
+    assert ball.angular_velocity == pytest.approx(settings.MAX_ROTATION_PER_SUBSTEP * world.substeps / DT, rel=1e-12)
 
 
 @pytest.mark.slow

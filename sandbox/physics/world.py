@@ -902,7 +902,7 @@ def _clamp_speeds(velocity: np.ndarray, h: float) -> None:
     # No velocity component above MAX / sqrt(2), the usual case, means no speed above MAX: two
     # calls (4.2 against 5.7 us for 2,000 bodies). Else the squared speeds in one einsum, and w
     # clipped in one ufunc call: four calls where hypot and np.clip took ten.
-    if np.maximum.reduce(np.abs(velocity[:2]), axis=None) > settings.MAX_LINEAR_SPEED * 0.5 ** 0.5:
+    if np.maximum.reduce(np.abs(velocity[:2]), axis=None, initial=0.0) > settings.MAX_LINEAR_SPEED * 0.5 ** 0.5:
         square = _einsum("kn,kn->n", velocity[:2], velocity[:2])
         fast = indices(square > settings.MAX_LINEAR_SPEED ** 2)
         if len(fast):
