@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sandbox.physics.raw_numpy import all_true, any_true, indices, whole_rows
+from sandbox.physics.raw_numpy import all_true, any_true, at_least, at_most, indices, whole_rows
 
 
 @pytest.mark.parametrize("shape, dtype", [((40, 2), np.float64), ((40, 2, 2), np.float64), ((40, 2), np.int64),
@@ -44,3 +44,18 @@ def test_indices_is_flatnonzero() -> None:
                                     np.ones((4, 2), bool)[:, 1], np.array([[1, 0], [1, 1]])])
 def test_any_true_and_all_true_are_any_and_all(values: np.ndarray) -> None:
     assert any_true(values) is bool(values.any()) and all_true(values) is bool(values.all())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_at_least_and_at_most_give_maximum_and_minimum_against_a_scalar(dtype: type) -> None:
+    rng = np.random.default_rng(5)
+    values = rng.normal(size=300).astype(dtype)
+    values[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 0.25]
+    for bound in (0.0, 0.25, -1.5):
+        low, high = at_least(values, bound), at_most(values, bound)
+        np.testing.assert_array_equal(low, np.maximum(values, bound))  # NaN stays NaN
+        np.testing.assert_array_equal(high, np.minimum(values, bound))
+        assert low.dtype == high.dtype == dtype
+        out = np.empty_like(values)
+        assert at_least(values, bound, out) is out and np.array_equal(out, low, equal_nan=True)
+        assert at_most(values, bound, out) is out and np.array_equal(out, high, equal_nan=True)
