@@ -87,7 +87,7 @@ def test_no_dynamic_body_twice_in_a_colour_while_contacts_come_and_go(scene, mon
     assert check.kept > 0.5 * np.sum(counts[:, 0] > 0)  # colours really are kept from step to step
     # Never far above a fresh greedy pass, and no more on average. (A fresh pass's count can
     # fall fast, 13, 11, 10, 9 in four steps of this tumbler, while the kept colours wait for
-    # the next full pass, at most RECOLOR_INTERVAL steps away: they may sit 3 above it.) On
+    # the next full pass, at most MAX_RECOLOR_INTERVAL steps away: they may sit 3 above it.) On
     # average within 3 %, a sweep in 33: the kept colours are a greedy colouring too, only of
     # a slightly older contact graph, and a step's new contacts are met in pair order, not
     # swept (this tumbler: 6.88 colours on average against a fresh swept pass's 6.69; before
@@ -151,6 +151,47 @@ def test_a_fresh_pass_colours_in_sweep_order():
     for _ in range(coloring.RECOLOR_INTERVAL):
         colors = memory.color(colors, body_a, body_b, dynamic, coloring.sweep_key(points))
     np.testing.assert_array_equal(colors, swept)
+
+
+def test_periodic_fresh_passes_that_gain_nothing_come_ever_more_rarely(monkeypatch):
+    """Three dynamic bodies in a triangle need three colours, one more than the most contacts
+    on a body, and a fresh pass finds three too: each periodic pass waits twice as long as the
+    last, up to MAX_RECOLOR_INTERVAL. A pass that gains brings the interval back."""
+    fresh_steps, step = [], [1]  # the steps (counted from 1) with a fresh pass
+    color = coloring.color_constraints
+
+    def counted(*args, sweep=None):
+        if sweep is not None:
+            fresh_steps.append(step[0])
+        return color(*args, sweep=sweep)
+
+    monkeypatch.setattr(coloring, "color_constraints", counted)
+    dynamic = np.ones(3, bool)
+    body_a, body_b = np.array([0, 1, 0]), np.array([1, 2, 2])
+    sweep = np.arange(3.0)
+    memory = ColorMemory()
+    colors = memory.color(np.full(3, -1), body_a, body_b, dynamic, sweep)
+    for step[0] in range(2, 201):
+        colors = memory.color(colors, body_a, body_b, dynamic, sweep)
+    assert colors.max() + 1 == 3
+    interval, steps, expected = coloring.RECOLOR_INTERVAL, 0, []
+    while steps + interval <= 200:
+        steps += interval
+        expected.append(steps)
+        interval = min(2 * interval, coloring.MAX_RECOLOR_INTERVAL)
+    assert fresh_steps == expected == [8, 24, 56, 120, 184]
+    # A chain coloured badly (0, 0, 1, 2, as in the test above) gains from the next periodic
+    # pass, which also resets the interval.
+    body_a, body_b = np.array([0, 3, 1, 2]), np.array([1, 4, 2, 3])
+    dynamic = np.ones(5, bool)
+    sweep = 0.5 * (body_a + body_b)
+    fresh_steps.clear()
+    for step[0] in range(201, 201 + 64):
+        colors = memory.color(np.array([0, 0, 1, 2]), body_a, body_b, dynamic, sweep)
+        if fresh_steps:
+            break
+    assert colors.max() + 1 == 2 and fresh_steps == [248]  # 184 + 64
+    assert memory._interval == coloring.RECOLOR_INTERVAL
 
 
 def test_a_body_that_wakes_gets_its_contacts_coloured_anew():
