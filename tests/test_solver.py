@@ -1,10 +1,11 @@
 """The batched solver against a plain one-contact-at-a-time reference.
 
-The solver solves the four rows of every manifold of a colour at once, carrying each row's
+The solver solves the three rows of every manifold of a colour at once, carrying each row's
 impulse to the later rows through the coupling matrix K = J M^-1 J^T instead of updating the
 bodies in between. That must give exactly what sequential impulses give: point 0's normal,
-point 1's normal, then the two friction points, each seeing the velocities the previous one
-left. Here both run on random manifolds and must agree to round-off.
+point 1's normal, then the manifold's friction at the centre of its points, each seeing the
+velocities the previous one left. Here both run on random manifolds and must agree to
+round-off.
 """
 
 from __future__ import annotations
@@ -125,25 +126,27 @@ class _Pair:
 
 def _reference_solve(contacts: ContactSet, centers, velocity, inv_mass, inv_inertia,
                      keep, scale, push, normal_impulse, tangent_impulse) -> None:
-    """Sequential impulses, one point at a time, manifold by manifold (in place)."""
+    """Sequential impulses, manifold by manifold (in place): each point's normal, then one
+    friction impulse (`tangent_impulse` (M,)) at the centre of the manifold's points, within
+    the friction coefficient times the sum of their normal impulses."""
     for i in range(len(contacts)):
         pair = _Pair(velocity, inv_mass, inv_inertia, contacts.body_a[i], contacts.body_b[i])
         n = complex(*contacts.normal[i])
         t = -1j * n
-        arms = [(complex(*p) - centers[pair.a], complex(*p) - centers[pair.b]) for p in contacts.points[i]]
-        for j in range(2):
-            if contacts.valid[i, j]:
-                lam = normal_impulse[j, i]
-                total = max(keep[j, i] * lam - scale[j, i] * pair.speed(n, *arms[j]) - push[j, i], 0.0)
-                normal_impulse[j, i] = total
-                pair.apply(n, *arms[j], total - lam)
-        for j in range(2):
-            if contacts.valid[i, j]:
-                lam = tangent_impulse[j, i]
-                limit = contacts.friction[i] * normal_impulse[j, i]
-                total = min(max(lam - pair.mass(t, *arms[j]) * pair.speed(t, *arms[j]), -limit), limit)
-                tangent_impulse[j, i] = total
-                pair.apply(t, *arms[j], total - lam)
+        points = [complex(*p) for p, valid in zip(contacts.points[i], contacts.valid[i]) if valid]
+        arms = [(p - centers[pair.a], p - centers[pair.b]) for p in points]
+        for j in range(len(points)):
+            lam = normal_impulse[j, i]
+            total = max(keep[j, i] * lam - scale[j, i] * pair.speed(n, *arms[j]) - push[j, i], 0.0)
+            normal_impulse[j, i] = total
+            pair.apply(n, *arms[j], total - lam)
+        centre = sum(points) / len(points)
+        arm = (centre - centers[pair.a], centre - centers[pair.b])
+        lam = tangent_impulse[i]
+        limit = contacts.friction[i] * sum(normal_impulse[j, i] for j in range(len(points)))
+        total = min(max(lam - pair.mass(t, *arm) * pair.speed(t, *arm), -limit), limit)
+        tangent_impulse[i] = total
+        pair.apply(t, *arm, total - lam)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -173,7 +176,7 @@ def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool
     # The solver's row speeds carry each row's mass; `scale` is the soft share of it.
     scale = (rows(solver.scale) if biased else 1.0) * rows(solver.normal_mass)
     push = rows(solver.push)
-    normal, tangent = contacts.normal_impulse.T.copy(), contacts.tangent_impulse.T.copy()
+    normal, tangent = contacts.normal_impulse.T.copy(), contacts.tangent_impulse.sum(axis=1)  # friction starts from the sum
     expected = velocity.copy()
     _reference_solve(contacts, centers, expected, inv_mass, inv_inertia, keep, scale, push, normal, tangent)
 
@@ -183,11 +186,33 @@ def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool
     np.testing.assert_allclose(body.velocity, expected, atol=tolerance)
     np.testing.assert_allclose(rows(solver.normal_impulse)[:points], normal[:points], atol=tolerance)
     # The solver keeps friction impulses in units of their pair's friction.
-    np.testing.assert_allclose((rows(solver.tangent_per_friction) * contacts.friction)[:points], tangent[:points],
-                               atol=tolerance)
+    np.testing.assert_allclose(solver.tangent_per_friction * contacts.friction, tangent, atol=tolerance)
+    assert np.abs(tangent).max() > 0.05
     solver.store_impulses()
     np.testing.assert_allclose(contacts.normal_impulse.T, normal, atol=tolerance)  # an empty point's stay 0
-    np.testing.assert_allclose(contacts.tangent_impulse.T, tangent, atol=tolerance)
+    # The friction impulse is shared out among the points in proportion to their normal
+    # impulses (so each keeps within friction times its own), evenly where those are all 0.
+    total = normal.sum(axis=0)
+    count = contacts.valid.sum(axis=1)
+    share = np.where(total > 0, normal / np.where(total > 0, total, 1.0), contacts.valid.T / count)
+    np.testing.assert_allclose(contacts.tangent_impulse.T, tangent * share, atol=tolerance)
+    assert np.all(np.abs(contacts.tangent_impulse.T) <= contacts.friction * normal + tolerance)
+
+
+def test_a_friction_impulse_without_normal_impulses_is_shared_evenly(tolerance: float) -> None:
+    """A manifold's friction impulse with no normal impulse under it (a bounce's last pass can
+    leave one) goes to its points in equal shares, not through a division by zero."""
+    contacts, *_, solver = _random_solver(3, bodies=30, colours=3, points=2)
+    solver.normal_impulse.fill(0.0)
+    solver.tangent_per_friction[:] = np.linspace(-1.0, 1.0, len(contacts))
+    solver.store_impulses()
+    friction = solver.tangent_per_friction * contacts.friction
+    two = contacts.valid[:, 1]
+    assert 0 < np.count_nonzero(two) < len(contacts)
+    np.testing.assert_allclose(contacts.tangent_impulse[two], 0.5 * friction[two, None].repeat(2, axis=1),
+                               atol=tolerance)
+    np.testing.assert_allclose(contacts.tangent_impulse[~two, 0], friction[~two], atol=tolerance)
+    np.testing.assert_array_equal(contacts.tangent_impulse[~two, 1], 0.0)
 
 
 @pytest.mark.parametrize("points", [1, 2])

@@ -8,36 +8,56 @@ removes the push-out velocity so nothing is launched.
 
 Constraints are solved one graph colour at a time. Within a colour no dynamic body repeats, so
 gathering the body velocities, updating them and scattering them back is an exact Gauss-Seidel
-sweep over that colour. A colour pass is a fixed number of NumPy calls (about 21 for two-point
+sweep over that colour. A colour pass is a fixed number of NumPy calls (about 19 for two-point
 manifolds), whatever its size, so the layout is chosen to keep that number small:
 
 * Every per-manifold array keeps the manifold index last, so a colour is a contiguous run and
   each call streams over it. The arrays with one value per row (impulses, their changes, the
   normal rows' coefficients) go further and are stored colour by colour (`ColourMajor`), so
   both points' rows of a colour are one contiguous block and one call updates them together.
-* A manifold has four constraint rows, solved in this order (friction needs the normal
-  impulse): the normal at point 0, the normal at point 1, friction at point 0, friction at
-  point 1. A missing point's rows have zero mass and never carry an impulse. A step whose
-  manifolds all have one point (circles) keeps P = 1 point a manifold and two rows (normal,
-  friction): every per-point array below is then (1, M) instead of (2, M) and every row array
-  (2, ...) instead of (4, ...) (`rain`'s solver: 2.1 -> 1.6 ms a step).
+* A manifold of P points has R = P + 1 constraint rows, solved in this order (friction needs
+  the normal impulse): the normal at point 0, the normal at point 1, and one friction row at
+  the manifold's centre, bounded by the friction coefficient times the sum of the normal
+  impulses (see "Friction" below). A missing point's normal row has zero mass and never
+  carries an impulse. A step whose manifolds all have one point (circles) keeps P = 1 point a
+  manifold and two rows (normal, friction): every per-point array below is then (1, M) instead
+  of (2, M) and every row array (2, ...) instead of (3, ...) (`rain`'s solver: 2.1 -> 1.6 ms
+  a step).
 * Body velocities are one (3, N) block (vx, vy, w), copied to the solver's precision for a
   pass; a colour gathers the six velocities of its manifolds in one `take` as (6, m) =
   (vx_a, vx_b, vy_a, vy_b, w_a, w_b) and writes them back in one assignment.
-* The Jacobian J (4, 6, M) gives each row's relative velocity J[r] . u, and row impulses d
+* The Jacobian J (R, 6, M) gives each row's relative velocity J[r] . u, and row impulses d
   change the velocities by `response` d, M^-1 J^T d with M^-1 (6, M) the inverse masses (J
   becomes M^-1 J^T in place once the step is prepared). `coupling` K = J M^-1 J^T
-  (4, 4, M) tells how an impulse on row s changes the speed of row r. The rows are solved one
+  (R, R, M) tells how an impulse on row s changes the speed of row r. The rows are solved one
   after the other within a manifold, as Box2D does, and K updates the later rows' speeds
   (sp[r] += K[r, s] d[s]) without touching the body velocities in between.
 * The sweeps work on each row's speed times its mass (`row_jacobian` = mass J, and K's rows
   scaled alike), so a row's impulse change is that speed plus constants: one `clip` for a
   friction row, one addition and one `minimum` for a relax normal row.
-* The friction rows work in units of their pair's friction coefficient f: their impulses
-  divided by f (`tangent_per_friction`), and so their speeds and the couplings of the normal
-  rows into them (the friction-friction coupling stays), while `response` multiplies their
-  impulse changes by f. A friction row's bounds are then that impulse plus and minus the
-  normal impulse: two calls a colour where f times the normal impulse made three.
+* The friction row works in units of its pair's friction coefficient f: its impulse divided
+  by f (`tangent_per_friction`), and so its speed and the couplings of the normal rows into it
+  (its own coupling stays), while `response` multiplies its impulse changes by f. Its bounds
+  are then that impulse plus and minus the normal impulse: two calls a colour where f times
+  the normal impulse made three.
+
+Friction. Box2D gives each point of a manifold its own friction row, bounded by f times that
+point's normal impulse. In 2D both points of a manifold lie on the reference face, so their
+tangent t runs along the line through them, and a tangential impulse at either point turns
+the bodies alike: the points' angular Jacobian entries cross(r_j, t) differ by cross(p_0 -
+p_1, t), which is zero for two points on a line along t (and half the difference of their
+depths for the points midway between the surfaces that a manifold holds). Two friction rows
+are then one constraint written twice, which Gauss-Seidel solves slowly, and one row at the
+points' centre, bounded by f times the sum of the normal impulses, applies the same total
+friction (Coulomb's bound on the sum). `store_impulses` shares its impulse out among the
+points in proportion to their normal impulses, so each point's reported friction keeps within
+f times its own normal impulse; the next step's warm start sums the shares back. Against the
+two rows: two calls a colour fewer and a quarter less of the sweeps' row arithmetic. A pass of
+colour sweeps timed alone (the least of 100 to 300 x 10 passes on one step's solver):
+pyramid20 69 -> 63 us, tumbler 212 -> 182 us, large_pyramid 455 -> 382 us, many_pyramids 399
+-> 336 us. The bench stability figures stayed within half a percent (pyramid20 0.03022 ->
+0.03008 m, large_pyramid 0.1108 -> 0.1109 m, many_pyramids 0.007759 -> 0.007753 m), and
+nothing escaped `rain`, `tumbler` or `tile_rain`.
 """
 
 from __future__ import annotations
@@ -151,7 +171,7 @@ class Scratch:
 F = np.float32
 """The solver's constraint arrays (Jacobians, masses, impulses, row speeds) are float32, as
 all of Box2D is; body velocities and positions stay float64, so a body no contact touches keeps
-its velocity exactly. A colour sweep is mostly two (4, 6, m) einsums, which run about twice as
+its velocity exactly. A colour sweep is mostly two (R, 6, m) einsums, which run about twice as
 fast on float32: the `many_pyramids` solver went from 11.9 to 9.5 ms a step, with the same
 stability figures to four digits in every bench scene. Set to np.float64 to compare."""
 
@@ -161,9 +181,9 @@ where NumPy's cost per call outweighs its cost per element, `ColourMajor` reorde
 `take` through index arrays kept while the colour sizes stay, not a copy per colour; above
 it, streaming the index arrays costs more than the calls they save (see `ColourMajor.block`)."""
 
-_LINEAR_ENTRY = {points: np.repeat([[2, 0, 3, 1], [3, 1, 0, 2]], points, axis=0) for points in (1, 2)}
+_LINEAR_ENTRY = {points: np.array([[2, 0, 3, 1]] * points + [[3, 1, 0, 2]]) for points in (1, 2)}
 """The linear Jacobian entries (vx_a, vx_b, vy_a, vy_b) of each row, as rows of the table (n.x,
-n.y, -n.x, -n.y): -n, n for the normal rows, -t, t with t = (n.y, -n.x) for the friction rows
+n.y, -n.x, -n.y): -n, n for the normal rows, -t, t with t = (n.y, -n.x) for the friction row
 (one gather where filling them took ten calls); for manifolds of one or two points."""
 
 _DECOUPLED = 1.0e-6
@@ -184,8 +204,8 @@ a substep were empty ones). Finite: its zero mass times its bias must stay 0."""
 
 
 def _coupling(jacobian: np.ndarray, inv_mass: np.ndarray, scratch: Scratch) -> np.ndarray:
-    """K = J M^-1 J^T (R, R, M) for R = 2 P rows. The solve reads the lower triangle and the
-    diagonal.
+    """K = J M^-1 J^T (R, R, M) for R = P + 1 rows (P normal rows, then the friction row). The
+    solve reads the lower triangle and the diagonal.
 
     The linear part of K[r, s] is (1/mA + 1/mB)(dir_r . dir_s): that sum for two rows of the
     same direction (both normal or both tangent), zero across (n . t = 0). The angular part is
@@ -194,7 +214,7 @@ def _coupling(jacobian: np.ndarray, inv_mass: np.ndarray, scratch: Scratch) -> n
     15,000, than two broadcast outer products and their sum (and the 10 entries the solve
     reads, one by one, took 36 calls)."""
     rows, _, m = jacobian.shape
-    points = rows // 2
+    points = rows - 1
     coupling = scratch.get("coupling", (rows, rows, m), F)
     angular = jacobian[:, 4:]
     weighted = np.multiply(angular, inv_mass[4:], out=scratch.get("coupling product", (rows, 2, m), F))
@@ -205,6 +225,14 @@ def _coupling(jacobian: np.ndarray, inv_mass: np.ndarray, scratch: Scratch) -> n
     return coupling
 
 
+def _centre(along: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """(M,) the friction row's value of an arm quantity given per point, `along` (P, M): the
+    mean over a manifold's points (both points' if the second is there, see `valid` (P, M))."""
+    if len(along) == 1:
+        return along[0]
+    return np.where(valid[1], 0.5 * (along[0] + along[1]), along[0])
+
+
 class ColourMajor:
     """The storage order of the row arrays that hold one value per constraint row: impulses,
     their changes and the normal rows' coefficients, (R, M) for R rows of M manifolds. They are
@@ -212,7 +240,7 @@ class ColourMajor:
     contiguous (R, m) block, flat positions [R s, R e) for its manifolds s:e.
 
     Why: a sweep updates both points' rows of a colour in one call (the leak terms, the
-    friction bounds, the impulse updates), and a NumPy call on two rows cut from a (2, M)
+    normal clamps' start, the impulse updates), and a NumPy call on two rows cut from a (2, M)
     array is a strided 2D operation: 1.4 us for 70 manifolds, against 0.33 us on a contiguous
     (2, 70) block and 0.55 us on one row. Elementwise work over all rows (`use_bias`) does not
     care about the order, as long as every operand is in it.
@@ -323,34 +351,34 @@ class _Colour:
     row speeds, masses, couplings and impulse changes) is for the restitution pass.
 
     `work` is the scratch of a colour's sweep (all colours share it), carved into the row
-    speeds `speed` (R, m) (each row's relative speed times its mass, a friction row's over its
-    friction too, see `ContactSolver`; R = 2 P rows), the velocity change `change` (6, m), the
-    friction bounds low, high (P, m) and the row products (2 P - 1, m)."""
+    speeds `speed` (R, m) (each row's relative speed times its mass, the friction row's over
+    its friction too, see `ContactSolver`; R = P + 1 rows), the velocity change `change` (6, m),
+    the friction bounds low, high (m,), the row products (2, m) and the normal impulses' sum
+    (m,)."""
 
     def __init__(self, solver: "ContactSolver", colour: int, two_points: bool, work: np.ndarray) -> None:
         # A busy scene's colour sizes change every step, and so do these views: sliced directly
         # (colour-major rows, see `ColourMajor`), tumbler's 9 colours take 82 against 112 us.
         start, stop = solver.layout.runs[colour]
         run, m = slice(start, stop), stop - start
-        p, r = solver.points, 2 * solver.points
+        p, r = solver.points, solver.points + 1
         self.take = solver.take[6 * start: 6 * stop].reshape(6, m)  # (6, m): `take` then gives (6, m) too
         self.row_jacobian, self.response = solver.row_jacobian[..., run], solver.response[..., run]
         self.coupling, self.mass = solver.coupling[..., run], solver.mass[:, run]
         self.delta = d = solver.delta[r * start: r * stop].reshape(r, m)
-        work = work.reshape(6 * p + 5, m)
-        sp, self.change, low, high, product = work[:r], work[r:r + 6], work[r + 6:r + 6 + p], \
-            work[r + 6 + p:r + 6 + r], work[r + 6 + r:]
+        work = work.reshape(r + 11, m)
+        sp, self.change, low, high, product, total = (work[:r], work[r:r + 6], work[r + 6:r + 7], work[r + 7:r + 8],
+                                                      work[r + 8:r + 10], work[r + 10:])
         self.speed = sp
         # A colour of one-point manifolds (circles) skips the empty second point's rows: their
-        # impulses stay zero. Rows of point j: normal j, friction P + j. Every (k, m) array
+        # impulses stay zero. Rows: normal j is row j, friction row P. Every (k, m) array
         # below is contiguous (see `ColourMajor`).
         k = 2 if two_points else 1
         kk = self.coupling
         rows = slice(p * start, p * start + k * m)  # the first k of a colour's P rows of m
-        lam_n, lam_t, push, scale, constant = (
-            values[rows].reshape(k, m) for values in (solver.normal_impulse, solver.tangent_per_friction, solver.push,
-                                                      solver.scale, solver.constant))
-        low, high = low[:k], high[:k]
+        lam_n, push, scale, constant = (values[rows].reshape(k, m) for values in (solver.normal_impulse, solver.push,
+                                                                                   solver.scale, solver.constant))
+        lam_t = solver.tangent_per_friction[run]
         # The normal rows start as e = scale speed + constant (biased) or speed + push (relax),
         # both points in one call each; `normals` then finishes them one after the other.
         biased_normals = (scale, sp[:k], constant, d[:k])
@@ -358,23 +386,21 @@ class _Colour:
         if two_points:
             # Point 0's impulse passes on to point 1's normal row (its start e, so the biased
             # solve needs K[1, 0] times point 1's scale: `scaled_coupling`, set per pass) and
-            # both points' impulses to the friction rows, in one einsum.
+            # both points' impulses to the friction row, in one einsum.
             biased_normals += (solver.scaled_coupling[2 * start + m: 2 * stop],)
             relax_normals += (kk[1, 0],)
-            normals = (d[0], lam_n[0], product[2], d[1], lam_n[1], kk[2:4, :2], product[:2], sp[2:4])
+            normals = (d[0], lam_n[0], product[0], d[1], lam_n[1], kk[p, :2], product[1], sp[p])
+            bound = (lam_n[0], lam_n[1], total[0])  # the friction bound: the sum of the normal impulses
         else:
             biased_normals += (None,)
             relax_normals += (None,)
             to_friction = None if solver.decoupled else kk[p, 0]
-            normals = (d[0], lam_n[0], None, None, None, to_friction, product[0], sp[p])
-        # The friction rows' clamps (speed, low, high, e); point 0's impulse passes on to point
-        # 1's friction row (the coupling and a product row) before point 1's clamp. Spelled
-        # out, not a loop over the rows: about 50 ns a colour less of the interpreter's time
-        # (timed with the NumPy calls stubbed out).
+            normals = (d[0], lam_n[0], None, None, None, to_friction, product[1], sp[p])
+            bound = (None, None, lam_n[0])
+        # The friction row's clamp: (speed, low, high, e).
         friction = (sp[p], low[0], high[0], d[p])
-        second_friction = (kk[3, 2], product[2], sp[3], low[1], high[1], d[3]) if two_points else None
-        self.sweep = (self.take, self.row_jacobian, sp, biased_normals, relax_normals, normals, lam_n, d[:k], high,
-                      low, lam_t, d[p:p + k], friction, second_friction, self.response, d, self.change)
+        self.sweep = (self.take, self.row_jacobian, sp, biased_normals, relax_normals, normals, lam_n, d[:k], bound,
+                      lam_t, friction, self.response, d, self.change)
 
     def gather(self, velocity: np.ndarray) -> np.ndarray:
         """The colour's body velocities (6, m) taken from the flat (3 N,) block in the solver's
@@ -420,9 +446,9 @@ class ContactSolver:
         self.a, self.b, self.n_body = a, b, n_body
         # A step whose manifolds all have one point (circles, and circles on polygons) keeps one
         # point a manifold: every per-point array is (1, M) where it would be (2, M), half of
-        # it empty, and a row array (2, M) where it would be (4, M).
+        # it empty, and a row array (2, M) where it would be (3, M).
         self.points = p_count = 2 if any_true(contacts.valid[:, 1]) else 1
-        rows = 2 * p_count
+        rows = p_count + 1
         n = as_complex(contacts.normal)
         self.nc = nc = n.conj()
         # Every (rows, M) array is made C-contiguous: a transposed (F-ordered) impulse array made
@@ -438,15 +464,15 @@ class ContactSolver:
         arm_a, arm_b = (p - center_a) * nc, (p - center_b) * nc
         valid = np.ascontiguousarray(contacts.valid.T[:p_count])
         jacobian = scratch.get("jacobian", (rows, 6, m), F)  # every entry is written below
-        normal, tangent = jacobian[:p_count], jacobian[p_count:]
+        normal, tangent = jacobian[:p_count], jacobian[p_count]
         signed = np.empty((4, m), F)  # n.x, n.y, -n.x, -n.y
         signed[:2] = contacts.normal.T
         np.negative(signed[:2], out=signed[2:])
         jacobian[:, :4] = signed[_LINEAR_ENTRY[p_count]]
         np.copyto(normal[:, 4], arm_a.imag)
         np.negative(arm_b.imag, out=normal[:, 5])
-        np.copyto(tangent[:, 4], arm_a.real)
-        np.negative(arm_b.real, out=tangent[:, 5])
+        np.copyto(tangent[4], _centre(arm_a.real, valid))
+        np.negative(_centre(arm_b.real, valid), out=tangent[5])
         # A resting scene hands the solver the same manifolds in the same colours step after
         # step. What follows from the bodies they join and their colours alone (the gather
         # indices and their colour-major order, the inverse masses, each point's softness) is
@@ -481,7 +507,7 @@ class ContactSolver:
         # gives max(0 - 0 - 0, 0) for its normal and a zero friction limit. Its Jacobian rows
         # may then hold anything finite, and are left unmasked.
         k = _einsum("rrm->rm", self.coupling)
-        usable = np.concatenate([valid, valid]) & (k > 0.0)
+        usable = np.concatenate([valid, valid[:1]]) & (k > 0.0)  # point 0 is always there
         # usable / k, and 0 where not usable: the same numbers as 1 / k with where=usable into
         # zeros (tumbler's 20,000 rows: 17 against 46 us).
         self.mass = mass = np.divide(usable, at_least(k, _TINY), out=scratch.get("mass", (rows, m), F))
@@ -491,11 +517,11 @@ class ContactSolver:
         # normal row's one addition, four calls a colour fewer (pyramid20's passes: 0.092 to 0.082 ms).
         self.row_jacobian = np.multiply(jacobian, mass[:, None], out=scratch.get("row jacobian", (rows, 6, m), F))
         self.coupling *= mass[:, None]
-        # Whether a one-point step's normal impulses leave its friction rows alone (see
+        # Whether a one-point step's normal impulses leave its friction row alone (see
         # `_DECOUPLED`): the sweeps then skip two calls a colour.
         self.decoupled = p_count == 1 and bool(np.abs(self.coupling[1, 0]).max(initial=0.0) <= _DECOUPLED)
-        # The friction rows in units of their pair's friction f (see the notes above); a
-        # frictionless pair's rows get nothing to push them.
+        # The friction row in units of its pair's friction f (see the notes above); a
+        # frictionless pair's row gets nothing to push it.
         friction = contacts.friction.astype(F)
         per_friction = np.divide(1.0, friction, out=np.zeros(m, F), where=friction > 0.0)
         self.row_jacobian[p_count:] *= per_friction
@@ -554,18 +580,22 @@ class ContactSolver:
         # whose colours have the sizes of the last reuses the views (making them costs about
         # 9 us a colour: 82 us for tumbler's 9).
         per_point, per_row = (p_count * m,), (rows * m,)
-        # The stored impulses as (2 P, M) rows, kept for the first warm start until a sweep
-        # changes them (`impulse_velocity`), and colour-major for the sweeps.
+        # The stored impulses as (R, M) rows, kept for the first warm start until a sweep
+        # changes them (`impulse_velocity`), the normal ones colour-major for the sweeps. The
+        # friction row starts from the sum of its points' shares (see `store_impulses`).
         impulse = self._impulse_rows = np.empty((rows, m), F)
         impulse[:p_count] = contacts.normal_impulse.T[:p_count]
-        np.multiply(contacts.tangent_impulse.T[:p_count], per_friction, out=impulse[p_count:])
-        # They and the most each normal impulse reached (`_peak`) are rows of one block, which
+        shares = contacts.tangent_impulse.T
+        np.multiply(shares[0] + shares[1] if p_count == 2 else shares[0], per_friction, out=impulse[p_count])
+        # The normal impulses and the most each reached (`_peak`) are rows of one block, which
         # `store_impulses` turns back in the calls of one (tumbler: 0.103 -> 0.095 ms a step).
-        accumulated = scratch.get("impulses", (3, p_count * m), F)
-        self.normal_impulse, self.tangent_per_friction, self._peak = accumulated
+        # The friction impulses, one a manifold, are in the manifolds' (colour) order.
+        accumulated = scratch.get("impulses", (2, p_count * m), F)
+        self.normal_impulse, self._peak = accumulated
         self._accumulated = accumulated
+        self.tangent_per_friction = scratch.get("friction impulses", (m,), F)
         layout.block(impulse[:p_count], out=self.normal_impulse)
-        layout.block(impulse[p_count:], out=self.tangent_per_friction)
+        np.copyto(self.tangent_per_friction, impulse[p_count])
         # The most each normal impulse reached, taken after every sweep pass: a row changes
         # only in its colour's sweep, so that is the same as after every colour, in one call
         # a pass instead of one a colour.
@@ -612,7 +642,7 @@ class ContactSolver:
             # they share one block, the largest colour's, which stays in the cache (in
             # `tumbler` a block a colour took 330 kB; a pass went from 225 to 219 us timed
             # alone, the least of 200 x 10 passes; in the step, within its noise).
-            size = 6 * p_count + 5  # see `_Colour`
+            size = p_count + 12  # see `_Colour`
             work = scratch.get("colour work", (size * int((bounds[1:] - bounds[:-1]).max(initial=0)),), F)
             colours = [_Colour(self, c, bool(two_points[c]), work[:size * (e - s)])
                        for c, (s, e) in enumerate(layout.runs)]
@@ -694,9 +724,9 @@ class ContactSolver:
             return np.zeros((3, self.n_body))
         p, impulse = self.points, self._impulse_rows
         if impulse is None:  # the sweeps changed them: from the colour-major arrays (tumbler: 20 us more)
-            impulse = np.empty((2 * p, len(self.a)), F)
+            impulse = np.empty((p + 1, len(self.a)), F)
             self.layout.unblock(self.normal_impulse, p, out=impulse[:p])
-            self.layout.unblock(self.tangent_per_friction, p, out=impulse[p:])
+            impulse[p] = self.tangent_per_friction
         per_point = _einsum("rkm,rm->km", self.response, impulse)
         # Summed per body by the same flat (3 N,) indices the sweeps gather with.
         return np.bincount(self._gather.reshape(-1), per_point.reshape(-1), 3 * self.n_body).reshape(3, -1)
@@ -734,8 +764,8 @@ class ContactSolver:
         # Ufuncs bound to locals and outputs passed by position: about 0.1 us less a call,
         # and a sweep is mostly calls on short runs (pyramid20: 100 manifolds a colour).
         multiply, add, subtract, minimum, clip = np.multiply, np.add, np.subtract, np.minimum, _clip
-        for (take, row_jacobian, speeds, biased_normals, relax_normals, normals, lam_n, e_n, high, low, lam_t, e_t,
-             friction, second_friction, response, delta, change) in self._sweeps:
+        for (take, row_jacobian, speeds, biased_normals, relax_normals, normals, lam_n, e_n, bound, lam_t, friction,
+             response, delta, change) in self._sweeps:
             u = velocity.take(take, mode="wrap")  # as `_Colour.gather`
             _einsum("rkm,km->rm", row_jacobian, u, out=speeds)
             # Each row's negated impulse change goes into its `delta` row (e below): the
@@ -744,7 +774,7 @@ class ContactSolver:
             # the mass. A row's own impulse is the only one its clamp reads, so the impulse
             # updates are made for both points of the colour at once. Both points' e start
             # in one call; point 0's then reaches point 1's through K[1, 0] (scaled as its
-            # start was) and both reach the friction rows in one einsum: 8 calls where the
+            # start was) and both reach the friction row in one einsum: 8 calls where the
             # rows one by one took 10 (pyramid20's 8 passes: 0.69-0.74 to 0.65-0.67 ms a step).
             if leaking:
                 scale, speed, constant, e, coupling = biased_normals
@@ -759,23 +789,21 @@ class ContactSolver:
                 multiply(coupling, e0, product0)
                 subtract(e1, product0, e1)
                 minimum(e1, lam1, out=e1)
-                _einsum("rsm,sm->rm", to_friction, e, out=product)
+                _einsum("sm,sm->m", to_friction, e, out=product)
                 subtract(friction_speed, product, friction_speed)
-            elif to_friction is not None:  # one point: its impulse passes on to its friction row alone
+            elif to_friction is not None:  # one point: its impulse passes on to the friction row alone
                 multiply(to_friction, e0, product)
                 subtract(friction_speed, product, friction_speed)
             subtract(lam_n, e_n, lam_n)
             # Friction, in units of the pair's friction f: e = mass vt / f, clamped so that
-            # lam - e stays within +-lam_normal.
-            subtract(lam_t, lam_n, low)
-            add(lam_t, lam_n, high)
-            speed, low_j, high_j, e = friction
-            clip(speed, low_j, high_j, e)
-            if second_friction is not None:
-                coupling, product, speed, low_j, high_j, e_1 = second_friction
-                multiply(coupling, e, product)
-                subtract(speed, product, speed)
-                clip(speed, low_j, high_j, e_1)
+            # lam - e stays within +- the normal impulse (both points' together).
+            lam_n0, lam_n1, normal_sum = bound
+            if lam_n1 is not None:
+                add(lam_n0, lam_n1, normal_sum)
+            speed, low, high, e_t = friction
+            subtract(lam_t, normal_sum, low)
+            add(lam_t, normal_sum, high)
+            clip(speed, low, high, e_t)
             subtract(lam_t, e_t, lam_t)
             _einsum("rkm,rm->km", response, delta, out=change)  # as `_Colour.scatter`
             subtract(u, change, u)
@@ -813,9 +841,21 @@ class ContactSolver:
         self._commit(body)
 
     def store_impulses(self) -> None:
-        """Write the accumulated impulses back into the `ContactSet` (for warm starting and display)."""
+        """Write the accumulated impulses back into the `ContactSet` (for warm starting and
+        display). A manifold's friction impulse is shared out among its points in proportion to
+        their normal impulses (evenly if those are all zero), so each point's share keeps within
+        its friction times its own normal impulse."""
         m, p = len(self.a), self.points
         stored = np.empty((3, m, 2)) if p == 2 else np.zeros((3, m, 2))  # an empty second point's stay zero
-        self.layout.unblock(self._accumulated, p, out=stored.transpose(0, 2, 1)[:, :p])
-        stored[1] *= self.contacts.friction[:, None]
+        rows = stored.transpose(0, 2, 1)  # (3, 2, M) views: normal, friction, most normal
+        self.layout.unblock(self._accumulated, p, out=rows[::2, :p])
+        friction = np.multiply(self.tangent_per_friction, self.contacts.friction)
+        if p == 1:
+            rows[1, 0] = friction
+        else:
+            normal = rows[0]
+            total = normal[0] + normal[1]
+            share = np.divide(normal[1], total, out=np.where(self.contacts.valid[:, 1], 0.5, 0.0), where=total > 0.0)
+            np.multiply(friction, share, out=rows[1, 1])
+            np.subtract(friction, rows[1, 1], out=rows[1, 0])
         self.contacts.normal_impulse, self.contacts.tangent_impulse, self.contacts.max_normal_impulse = stored
