@@ -27,10 +27,11 @@ pass in 5 % (rain) to 16 % (tumbler) of the steps; every 32 steps left tumbler 2
 
 A periodic pass that finds no fewer colours doubles the interval to the next, up to
 MAX_RECOLOR_INTERVAL; a pass that finds fewer (periodic or not) sets it back to this. In
-`tumbler` 59 of the 82 passes found nothing: its kept 9 colours, one over the most contacts on
+`tumbler` 59 of 82 passes had found nothing: its kept 9 colours, one over the most contacts on
 a body, were what a fresh pass found too (an edge colouring may need one colour more than
-that, and a greedy pass seldom does better). With the back-off it makes 60 passes and keeps
-8.82 colours on average, against 88 and 8.86 (600 bench steps; about 1.2 ms a pass)."""
+that, and a greedy pass seldom does better). With the back-off it makes 60 passes in its 630
+bench steps and keeps 8.82 colours on average, against 88 passes and 8.86 colours without
+(about 1.2 ms a pass)."""
 
 MAX_RECOLOR_INTERVAL = 16
 """Steps: the longest wait between periodic fresh passes (see RECOLOR_INTERVAL). Longer waits
@@ -181,15 +182,12 @@ class ColorMemory:
             # already the least possible (the most contacts on one dynamic body).
             self._age = 0
             ends = np.concatenate([body_a[dynamic[body_a]], body_b[dynamic[body_b]]])
-            least = int(np.bincount(ends).max(initial=0))
-            if count > least:
+            if count > np.bincount(ends).max(initial=0):
                 fresh = color_constraints(body_a, body_b, dynamic, sweep=sweep)
-                gained = fresh.max() + 1 < count
-                if gained:
+                if fresh.max() + 1 < count:
                     colors, count = fresh, int(fresh.max()) + 1
-                if gained:
                     self._interval = RECOLOR_INTERVAL
-                elif not grew:  # a periodic pass that gained nothing: wait longer
+                elif not grew:  # a periodic pass that gained nothing: wait longer for the next
                     self._interval = min(2 * self._interval, MAX_RECOLOR_INTERVAL)
         self._count = count
         self._dynamic = dynamic.copy()
