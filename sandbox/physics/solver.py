@@ -367,8 +367,8 @@ class _Colour:
         self.coupling, self.mass = solver.coupling[..., run], solver.mass[:, run]
         self.delta = d = solver.delta[r * start: r * stop].reshape(r, m)
         work = work.reshape(r + 11, m)
-        sp, self.change, low, high, product, total = (work[:r], work[r:r + 6], work[r + 6:r + 7], work[r + 7:r + 8],
-                                                      work[r + 8:r + 10], work[r + 10:])
+        sp, self.change, low, high, product, total = (work[:r], work[r:r + 6], work[r + 6], work[r + 7],
+                                                      work[r + 8:r + 10], work[r + 10])
         self.speed = sp
         # A colour of one-point manifolds (circles) skips the empty second point's rows: their
         # impulses stay zero. Rows: normal j is row j, friction row P. Every (k, m) array
@@ -390,7 +390,7 @@ class _Colour:
             biased_normals += (solver.scaled_coupling[2 * start + m: 2 * stop],)
             relax_normals += (kk[1, 0],)
             normals = (d[0], lam_n[0], product[0], d[1], lam_n[1], kk[p, :2], product[1], sp[p])
-            bound = (lam_n[0], lam_n[1], total[0])  # the friction bound: the sum of the normal impulses
+            bound = (lam_n[0], lam_n[1], total)  # the friction bound: the sum of the normal impulses
         else:
             biased_normals += (None,)
             relax_normals += (None,)
@@ -398,7 +398,7 @@ class _Colour:
             normals = (d[0], lam_n[0], None, None, None, to_friction, product[1], sp[p])
             bound = (None, None, lam_n[0])
         # The friction row's clamp: (speed, low, high, e).
-        friction = (sp[p], low[0], high[0], d[p])
+        friction = (sp[p], low, high, d[p])
         self.sweep = (self.take, self.row_jacobian, sp, biased_normals, relax_normals, normals, lam_n, d[:k], bound,
                       lam_t, friction, self.response, d, self.change)
 
