@@ -103,7 +103,8 @@ class BodyState:
     `velocity` (3, N), C-contiguous (the solver writes through a flat view of it): vx, vy
     (m/s) and w (rad/s) of the centre of mass. `dp` complex
     displacement of the centre of mass since the step began (m), `turned` rotation since the
-    step began (rad) and `dq` = exp(i turned). `inv_mass` (1/kg) and `inv_inertia`
+    step began (rad) and `dq` = exp(i turned) (complex64, as the separations it serves, see
+    `ContactSolver.separations`). `inv_mass` (1/kg) and `inv_inertia`
     (1/(kg m^2)) are zero for every body the solver must not move.
     """
 
@@ -450,7 +451,9 @@ class ContactSolver:
         self.points = p_count = 2 if any_true(contacts.valid[:, 1]) else 1
         rows = p_count + 1
         n = as_complex(contacts.normal)
-        self.nc = nc = n.conj()
+        nc = n.conj()
+        self._complex = complex_type = np.result_type(F, np.complex64).type  # complex64 with F = float32
+        self.nc = nc.astype(complex_type)
         # Every (rows, M) array is made C-contiguous: a transposed (F-ordered) impulse array made
         # each sweep's impulse rows strided, and the stored-impulse einsum took 0.50 against
         # 0.14 ms on the base-100 pyramid.
@@ -460,8 +463,11 @@ class ContactSolver:
         # tangent t = -i n = (n.y, -n.x) (Box2D's right perpendicular) the angular Jacobian
         # entries -cross(rA, n), cross(rB, n), -cross(rA, t), cross(rB, t) are Im(rA n*),
         # -Im(rB n*), Re(rA n*) and -Re(rB n*).
+        # The arms are made in single precision, in the product's one call: the Jacobians are
+        # float32, and so are the separations (see `separations`). The differences p - centre
+        # are taken in float64, where positions far from the origin keep their digits.
         center_a, center_b = centers.take(a), centers.take(b)
-        arm_a, arm_b = (p - center_a) * nc, (p - center_b) * nc
+        arm_a, arm_b = (np.multiply(p - center, nc, out=np.empty(p.shape, complex_type)) for center in (center_a, center_b))
         valid = np.ascontiguousarray(contacts.valid.T[:p_count])
         jacobian = scratch.get("jacobian", (rows, 6, m), F)  # every entry is written below
         normal, tangent = jacobian[:p_count], jacobian[p_count]
@@ -536,10 +542,10 @@ class ContactSolver:
         if small and scratch.orders[0] != tuple(bounds):
             scratch.orders = tuple(bounds), {}
         layout = self.layout = ColourMajor(bounds, scratch.orders[1] if small else None, p_count)
-        self.ra_n = arm_a if pivot_a is None else (pivot_a[:p_count] - center_a) * nc
-        self.rb_n = arm_b if pivot_b is None else (pivot_b[:p_count] - center_b) * nc
+        self.ra_n = arm_a if pivot_a is None else np.multiply(pivot_a[:p_count] - center_a, nc, out=np.empty_like(arm_a))
+        self.rb_n = arm_b if pivot_b is None else np.multiply(pivot_b[:p_count] - center_b, nc, out=np.empty_like(arm_b))
         depth = np.ascontiguousarray(contacts.depths.T[:p_count])
-        start = np.where(valid, -depth, _MISSING)
+        start = np.where(valid, -depth, _MISSING).astype(F)
         self.start_separation = layout.block(start)
         """(P M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
         # Whether an arm turns: if every arm is zero (a circle's centre) or on a body that
@@ -551,12 +557,14 @@ class ContactSolver:
             can_turn = (body.inv_inertia > 0.0) | (body.velocity[2] != 0.0)
             self.turning = (any_true((self.ra_n != 0.0) & can_turn.take(a))
                             or any_true((self.rb_n != 0.0) & can_turn.take(b)))
-        self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, _MISSING) if self.turning else start
-        self._separation, self._bias = np.empty(p_count * m), np.empty(p_count * m)
+        self.base = start
+        if self.turning:
+            self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, _MISSING).astype(F)
+        self._separation, self._bias = np.empty(p_count * m, F), np.empty(p_count * m, F)
         # One point a manifold: colour-major is row-major, and the separations are computed in
         # place (a copy a substep fewer).
-        self._rows = self._separation.reshape(1, m) if p_count == 1 else np.empty((p_count, m))
-        self._turned = np.empty((2, p_count, m), np.complex128)
+        self._rows = self._separation.reshape(1, m) if p_count == 1 else np.empty((p_count, m), F)
+        self._turned = np.empty((2, p_count, m), complex_type)
         # Each point's softness (bias rate, mass scale, impulse scale), by whether its manifold
         # touches the ground: a `where` each, made in its type (tumbler's 9,600 points: 22
         # against 41 us for a gather from a (3, 2) table and two conversions).
@@ -565,17 +573,12 @@ class ContactSolver:
             self.bias_rate, self.mass_scale, self.impulse_scale = kept["soft"]
         else:
             on_ground = layout.spread(ground)
-            self.bias_rate = np.where(on_ground, static_soft.bias_rate, contact_soft.bias_rate)
+            self.bias_rate = np.where(on_ground, F(static_soft.bias_rate), F(contact_soft.bias_rate))
             self.mass_scale = np.where(on_ground, F(static_soft.mass_scale), F(contact_soft.mass_scale))
             self.impulse_scale = np.where(on_ground, F(static_soft.impulse_scale), F(contact_soft.impulse_scale))
         self.normal_mass = layout.block(self.mass[:p_count])
-        # The normal rows' constants are computed in float64 (the separations' type) and rounded
-        # once into the float32 rows; the masses in float64 keep those products in one type (a
-        # product of float32 and float64 arrays converts as it goes: 2.2 against 0.6 us for
-        # pyramid20's 1,180 points).
-        self._normal_mass64 = self.normal_mass.astype(np.float64)
-        self._relax_mass = self._normal_mass64 * self.inv_h  # see `use_relax`: two calls a substep fewer
-        self._soft_mass = np.multiply(self.mass_scale, self._normal_mass64, dtype=np.float64)  # see `use_bias`
+        self._relax_mass = self.normal_mass * F(self.inv_h)  # see `use_relax`: two calls a substep fewer
+        self._soft_mass = self.mass_scale * self.normal_mass  # see `use_bias`
         # Every array the colour views below point into comes from the scratch, so a step
         # whose colours have the sizes of the last reuses the views (making them costs about
         # 9 us a colour: 82 us for tumbler's 9).
@@ -651,22 +654,26 @@ class ContactSolver:
         self._sweeps = [c.sweep for c in self.colours]
 
     def separations(self, body: BodyState) -> np.ndarray:
-        """(P M,) current separation of each point (m), colour-major (`layout`): positive
-        apart, negative overlapping. The array is overwritten by the next call."""
+        """(P M,) float32 current separation of each point (m), colour-major (`layout`):
+        positive apart, negative overlapping. The array is overwritten by the next call.
+
+        Single precision, as the solver's rows: a separation is a sum of terms no larger than
+        the shapes (the turned arms, the displacement since the step began, the start), so
+        float32 keeps it to about 1e-7 of a shape's size, where the slop is 5 mm. Half the
+        bytes of complex128 arithmetic: 61 -> 45 us a call for tumbler's 5,350 manifolds,
+        142 -> 102 us for the base-100 pyramid's 14,950 (the least of 9 x 300 calls)."""
         a, b, out = self.a, self.b, self._rows
+        dp = body.dp.astype(self._complex)  # once per body, not twice per manifold
+        shift = dp.take(b)
+        shift -= dp.take(a)
+        shift *= self.nc
         if not self.turning:  # the arms' offsets are in `base`
-            shift = body.dp.take(b)
-            shift -= body.dp.take(a)
-            shift *= self.nc
             np.add(shift.real, self.base, out=out)
         else:
             turned_b, turned_a = self._turned
             np.multiply(body.dq.take(b), self.rb_n, out=turned_b)
             np.multiply(body.dq.take(a), self.ra_n, out=turned_a)
             np.subtract(turned_b.real, turned_a.real, out=out)
-            shift = body.dp.take(b)
-            shift -= body.dp.take(a)
-            shift *= self.nc
             out += shift.real
             out += self.base
         # Computed row-major, where each body's rotation is gathered once per manifold, then
@@ -683,10 +690,8 @@ class ContactSolver:
         carry the mass). A point still apart (speculative) is rigid and may close its gap in
         this substep: bias = s / h, scale = 1, no leak.
         """
-        # push = scale mass bias, made in float64 with the step's product mass scale x mass
-        # (`_soft_mass`) and rounded once into the float32 row: a product of the float32 scale
-        # and the float64 bias converted as it went (10,000 points: about 7 against 3 us).
-        push = np.multiply(self.bias_rate, separation, out=self._bias)
+        # push = scale mass bias, with the step's product mass scale x mass (`_soft_mass`).
+        push = np.multiply(self.bias_rate, separation, out=self.push)
         at_least(push, -self.push_max, out=push)
         push *= self._soft_mass
         np.copyto(self.leak, self.impulse_scale)
@@ -698,7 +703,6 @@ class ContactSolver:
             push[ahead] = separation.take(ahead) * self._relax_mass.take(ahead)  # s / h, times the mass
             self.leak[ahead] = 0.0
             self.scale[ahead] = 1.0
-        np.copyto(self.push, push)
         if self.points == 2:
             np.multiply(self.scale, self._coupling_1_0, out=self.scaled_coupling)
         self.leaking = True

@@ -798,7 +798,7 @@ class World:
         velocity[:2] = b.v.T
         velocity[2] = np.where(b.fixed_rotation, 0.0, b.w)
         body = BodyState(velocity=velocity, dp=np.zeros(n, np.complex128), turned=np.zeros(n),
-                         dq=np.ones(n, np.complex128), inv_mass=np.where(dynamic, b.inv_mass, 0.0),
+                         dq=np.ones(n, np.complex64), inv_mass=np.where(dynamic, b.inv_mass, 0.0),
                          inv_inertia=np.where(dynamic, b.inv_inertia, 0.0))
         dv = np.empty((3, n))  # each substep's velocity change from gravity and forces
         np.multiply(body.inv_mass, b.force.T, out=dv[:2])
