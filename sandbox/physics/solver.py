@@ -451,9 +451,8 @@ class ContactSolver:
         self.points = p_count = 2 if any_true(contacts.valid[:, 1]) else 1
         rows = p_count + 1
         n = as_complex(contacts.normal)
-        nc = n.conj()
         self._complex = complex_type = np.result_type(F, np.complex64).type  # complex64 with F = float32
-        self.nc = nc.astype(complex_type)
+        self.nc = n.astype(complex_type).conj()
         # Every (rows, M) array is made C-contiguous: a transposed (F-ordered) impulse array made
         # each sweep's impulse rows strided, and the stored-impulse einsum took 0.50 against
         # 0.14 ms on the base-100 pyramid.
@@ -463,11 +462,12 @@ class ContactSolver:
         # tangent t = -i n = (n.y, -n.x) (Box2D's right perpendicular) the angular Jacobian
         # entries -cross(rA, n), cross(rB, n), -cross(rA, t), cross(rB, t) are Im(rA n*),
         # -Im(rB n*), Re(rA n*) and -Re(rB n*).
-        # The arms are made in single precision, in the product's one call: the Jacobians are
-        # float32, and so are the separations (see `separations`). The differences p - centre
-        # are taken in float64, where positions far from the origin keep their digits.
+        # The arms are kept in single precision, as the Jacobians and the separations (see
+        # `separations`) that are made of them. The differences p - centre are taken in
+        # float64, where positions far from the origin keep their digits, and rounded before
+        # the product (a product in float64 rounded into its output took half again as long).
         center_a, center_b = centers.take(a), centers.take(b)
-        arm_a, arm_b = (np.multiply(p - center, nc, out=np.empty(p.shape, complex_type)) for center in (center_a, center_b))
+        arm_a, arm_b = ((p - center).astype(complex_type) * self.nc for center in (center_a, center_b))
         valid = np.ascontiguousarray(contacts.valid.T[:p_count])
         jacobian = scratch.get("jacobian", (rows, 6, m), F)  # every entry is written below
         normal, tangent = jacobian[:p_count], jacobian[p_count]
@@ -542,10 +542,10 @@ class ContactSolver:
         if small and scratch.orders[0] != tuple(bounds):
             scratch.orders = tuple(bounds), {}
         layout = self.layout = ColourMajor(bounds, scratch.orders[1] if small else None, p_count)
-        self.ra_n = arm_a if pivot_a is None else np.multiply(pivot_a[:p_count] - center_a, nc, out=np.empty_like(arm_a))
-        self.rb_n = arm_b if pivot_b is None else np.multiply(pivot_b[:p_count] - center_b, nc, out=np.empty_like(arm_b))
-        depth = np.ascontiguousarray(contacts.depths.T[:p_count])
-        start = np.where(valid, -depth, _MISSING).astype(F)
+        self.ra_n = arm_a if pivot_a is None else (pivot_a[:p_count] - center_a).astype(complex_type) * self.nc
+        self.rb_n = arm_b if pivot_b is None else (pivot_b[:p_count] - center_b).astype(complex_type) * self.nc
+        depth = np.ascontiguousarray(contacts.depths.T[:p_count], dtype=F)
+        start = np.where(valid, -depth, F(_MISSING))
         self.start_separation = layout.block(start)
         """(P M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
         # Whether an arm turns: if every arm is zero (a circle's centre) or on a body that
@@ -559,7 +559,7 @@ class ContactSolver:
                             or any_true((self.rb_n != 0.0) & can_turn.take(b)))
         self.base = start
         if self.turning:
-            self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, _MISSING).astype(F)
+            self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, F(_MISSING))
         self._separation, self._bias = np.empty(p_count * m, F), np.empty(p_count * m, F)
         # One point a manifold: colour-major is row-major, and the separations are computed in
         # place (a copy a substep fewer).
