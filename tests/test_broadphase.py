@@ -145,6 +145,35 @@ def test_fat_pairs_of_a_busy_scene_are_the_overlapping_pairs_until_it_quiets_dow
     assert modes == ([False] * 5 + [True] * 20 + [False] * 10 if dense else [False] * 35)
 
 
+def test_a_busy_scene_keeps_its_grid_cell_until_boxes_outgrow_it():
+    """A busy scene's grid keeps its cell from step to step (BUSY_CELL_STEPS); boxes that grow
+    past it are searched as loose ones, so the pairs stay exact, and once more than a few have
+    grown the cell is chosen afresh."""
+    rng = np.random.default_rng(8)
+    n = 300
+    center = rng.uniform(-3.0, 3.0, (n, 2))
+    half = rng.uniform(0.2, 0.4, (n, 2))
+    group = np.arange(n)
+    fat, cells = FatPairs(), {}
+    for step in range(30):
+        if step == 12:
+            half *= 1.5  # most boxes past the kept cell
+        center += rng.choice([-1.0, 1.0], (n, 2)) * 0.2 * (rng.random((n, 1)) < 0.3)
+        lower, upper = center - half, center + half
+        i, j = fat.update(lower, upper, np.full(n, 0.1), group)
+        if fat.exact:
+            order = pair_order(i, j, n)
+            i, j = i[order], j[order]
+        bi, bj = brute_force_pairs(lower, upper) if fat.exact else brute_force_pairs(fat.lower, fat.upper)
+        np.testing.assert_array_equal(i, bi)
+        np.testing.assert_array_equal(j, bj)
+        if fat.exact:
+            cells[step] = fat._busy_cell[0]
+    assert len(cells) > 20
+    # One cell up to the growth (fewer steps than BUSY_CELL_STEPS), a larger one from it on.
+    assert len({cells[step] for step in range(12) if step in cells}) == 1 and cells[12] > cells[11]
+
+
 def test_fat_pairs_stay_exact_as_boxes_leave_the_grid_and_outgrow_its_cells(monkeypatch):
     """The kept grid's frame and cell are fixed when it is built: boxes that drift out of the
     frame are entered at its border, boxes that grow past the cell are loose, and queries
