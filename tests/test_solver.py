@@ -179,7 +179,8 @@ def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool
     # The solver's row speeds carry each row's mass; `scale` is the soft share of it.
     scale = (rows(solver.scale) if biased else 1.0) * rows(solver.normal_mass)
     push = rows(solver.push)
-    normal, tangent = contacts.normal_impulse.T.copy(), contacts.tangent_impulse.sum(axis=1)  # friction starts from the sum
+    # Friction starts from the sum of the points' shares.
+    normal, tangent = contacts.normal_impulse.T.copy(), contacts.tangent_impulse.sum(axis=1)
     expected = velocity.copy()
     _reference_solve(contacts, centers, expected, inv_mass, inv_inertia, keep, scale, push, normal, tangent)
 

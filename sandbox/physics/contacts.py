@@ -53,8 +53,9 @@ class ContactSet:
     ids), `valid`, `persisted` (the same features touched last step), and after the solver
     `normal_impulse`, `tangent_impulse` (N s) and `max_normal_impulse` (before it, the warm
     start). The solver applies a manifold's friction at the centre of its points and shares
-    `tangent_impulse` out among them in proportion to their normal impulses (see `solver`). `color` is the solver's graph colour of each manifold (before colouring, as the
-    manifold cache returns it: the pair's colour last step, -1 for a new pair).
+    `tangent_impulse` out among them in proportion to their normal impulses (see `solver`).
+    `color` is the solver's graph colour of each manifold (before colouring, as the manifold
+    cache returns it: the pair's colour last step, -1 for a new pair).
     """
 
     shape_a: np.ndarray
