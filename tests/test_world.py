@@ -392,3 +392,40 @@ def test_fixed_rotation_body_lands_on_its_corner_without_turning():
     assert crate.inertia == 0.0
     # It rests on its lowest corner: 0.5 (cos 0.3 + sin 0.3) above the ground.
     assert crate.position[1] == pytest.approx(0.5 * (math.cos(0.3) + math.sin(0.3)), abs=0.01)
+
+
+@pytest.mark.parametrize(("scene", "turns"), [("balls", False), ("dumbbell", True), ("turntable", True),
+                                              ("offset ball", True)])
+def test_the_substeps_skip_rotations_only_when_no_contact_pivot_can_turn(monkeypatch, scene: str, turns: bool):
+    """The world tells the solver that no pivot turns (so its substeps need no rotations) only
+    when every shape on a body that can turn is a circle about its body's centre of mass: balls
+    on a static ground, not a dumbbell (balls off its centre), a ball on a kinematic turntable
+    (a turning polygon) or a ball whose body's centre of mass lies off its centre."""
+    from sandbox.physics import world as world_module
+
+    seen = []
+
+    class Recording(world_module.ContactSolver):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            seen.append(self.turning)
+
+    monkeypatch.setattr(world_module, "ContactSolver", Recording)
+    world = World()
+    floor = world.create_body("kinematic" if scene == "turntable" else "static",
+                              angular_velocity=0.5 if scene == "turntable" else 0.0)
+    floor.add_shape(box(5.0, 0.5))
+    body = world.create_body("dynamic", position=(0.0, 0.8), angular_velocity=3.0)
+    if scene == "dumbbell":
+        for x in (-1.0, 1.0):
+            body.add_shape(Circle(0.3, center=(x, 0.0)))
+    elif scene == "offset ball":
+        body.add_shape(Circle(0.3))
+        body.add_shape(Circle(0.05, center=(0.0, 0.2)), density=50.0)  # moves the centre of mass
+    else:
+        body.add_shape(Circle(0.3))
+        for x in (-2.0, 2.0):
+            world.create_body("dynamic", position=(x, 0.8)).add_shape(Circle(0.3))
+    for _ in range(30):
+        world.step(DT)
+    assert len(world.contacts) > 0 and seen[-1] == turns

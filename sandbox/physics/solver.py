@@ -431,12 +431,15 @@ class ContactSolver:
     which the separation is re-measured during the substeps: the contact point itself on a
     polygon, the centre on a circle (a spinning circle's contact point does not turn with it;
     treating it as fixed to the body would open a false gap of r (1 - cos(w h)) per substep).
+    `turning`: False when the caller knows that no pivot turns with its body this step (then
+    the pivots are not read), None to find out from the pivots (see `turning` below).
     """
 
     def __init__(self, contacts: ContactSet, bounds: np.ndarray, centers: np.ndarray, body: BodyState,
                  pivot_a: np.ndarray | None, pivot_b: np.ndarray | None,
                  ground: np.ndarray, h: float, contact_soft: Softness, static_soft: Softness,
-                 push_max_velocity: float, restitution_threshold: float, scratch: Scratch | None = None) -> None:
+                 push_max_velocity: float, restitution_threshold: float, scratch: Scratch | None = None,
+                 turning: bool | None = None) -> None:
         scratch = scratch or Scratch()
         if not body.velocity.flags.c_contiguous:
             raise ValueError("BodyState.velocity must be C-contiguous (the sweeps write through a flat view)")
@@ -451,7 +454,7 @@ class ContactSolver:
         self.points = p_count = 2 if any_true(contacts.valid[:, 1]) else 1
         rows = p_count + 1
         n = as_complex(contacts.normal)
-        self._complex = complex_type = np.result_type(F, np.complex64).type  # complex64 with F = float32
+        self._complex = complex_type = np.complex64 if F is np.float32 else np.complex128  # F's complex type
         self.nc = n.astype(complex_type).conj()
         # Every (rows, M) array is made C-contiguous: a transposed (F-ordered) impulse array made
         # each sweep's impulse rows strided, and the stored-impulse einsum took 0.50 against
@@ -542,8 +545,6 @@ class ContactSolver:
         if small and scratch.orders[0] != tuple(bounds):
             scratch.orders = tuple(bounds), {}
         layout = self.layout = ColourMajor(bounds, scratch.orders[1] if small else None, p_count)
-        self.ra_n = arm_a if pivot_a is None else (pivot_a[:p_count] - center_a).astype(complex_type) * self.nc
-        self.rb_n = arm_b if pivot_b is None else (pivot_b[:p_count] - center_b).astype(complex_type) * self.nc
         depth = np.ascontiguousarray(contacts.depths.T[:p_count], dtype=F)
         start = np.where(valid, -depth, F(_MISSING))
         self.start_separation = layout.block(start)
@@ -551,9 +552,14 @@ class ContactSolver:
         # Whether an arm turns: if every arm is zero (a circle's centre) or on a body that
         # cannot turn this step, the separations need no rotations (`rain`: 7 of their 13
         # calls a substep, and integrate_positions its cosines and sines), and the arms'
-        # offsets are in `start` already.
-        self.turning = True
-        if pivot_a is not None and pivot_b is not None:
+        # offsets are in `start` already. A caller that knows (`turning` False) spares the
+        # pivot arms and this test.
+        self.turning = turning is not False
+        self.ra_n = self.rb_n = None
+        if self.turning:
+            self.ra_n = arm_a if pivot_a is None else (pivot_a[:p_count] - center_a).astype(complex_type) * self.nc
+            self.rb_n = arm_b if pivot_b is None else (pivot_b[:p_count] - center_b).astype(complex_type) * self.nc
+        if self.turning and pivot_a is not None and pivot_b is not None:
             can_turn = (body.inv_inertia > 0.0) | (body.velocity[2] != 0.0)
             self.turning = (any_true((self.ra_n != 0.0) & can_turn.take(a))
                             or any_true((self.rb_n != 0.0) & can_turn.take(b)))

@@ -123,6 +123,7 @@ class World:
         self._vertices: np.ndarray | None = None  # see `_local_vertices`
         self._turn: tuple[np.ndarray, np.ndarray] | None = None  # see `_rotations`
         self._spin_reach: np.ndarray | None = None  # see `_reach_about_centers`
+        self._off_center: np.ndarray | None = None  # see `_off_center_pivots`
         self._colors = ColorMemory()
         self._tilemaps: list[tuple[TileMap, Body, int, int]] = []
         self.contacts: ContactSet = ContactSet.empty()
@@ -359,7 +360,7 @@ class World:
         b.inv_mass[row] = 1.0 / mass if mass > 0.0 else 0.0
         b.inv_inertia[row] = 1.0 / inertia if inertia > 0.0 else 0.0
         b.local_center[row] = center
-        self._spin_reach = None
+        self._spin_reach = self._off_center = None
 
     # -------------------------------------------------------------------- step
     def step(self, dt: float) -> None:
@@ -625,6 +626,17 @@ class World:
             self._spin_reach = np.abs(arms).max(axis=0, initial=0.0) + s.radius
         return self._spin_reach
 
+    def _off_center_pivots(self) -> np.ndarray:
+        """(S,) bool: the shapes whose contact pivots (see `_pivots`) may lie off their body's
+        centre of mass, so that the body's turn moves them: every polygon (its pivots are its
+        contact points), and a circle whose centre is not the centre of mass. Kept until shapes
+        or masses change."""
+        if self._off_center is None:
+            s, b = self._shapes, self._bodies
+            offset = as_complex(s.verts)[:, 0] - as_complex(b.local_center).take(s.body)
+            self._off_center = (s.kind != CIRCLE) | (offset != 0.0)
+        return self._off_center
+
     def _rotations(self) -> np.ndarray:
         """(N,) complex exp(i angle) of every body, read-only. The last step ends by computing
         them for the angles it leaves (`_solve`); they are reused while no angle has changed
@@ -649,7 +661,7 @@ class World:
         self._fat_pairs.reset()
         self._last_bounds = None
         self._vertices = None
-        self._spin_reach = None
+        self._spin_reach = self._off_center = None
 
     def _current_bounds(self, grow: np.ndarray, turn: np.ndarray, most_move: bool) -> tuple[np.ndarray, np.ndarray]:
         """`shape_bounds(grow)`, recomputing only the shapes whose body moved or whose `grow`
@@ -813,9 +825,16 @@ class World:
         contact_soft = Softness.make(hertz, self.contact_damping_ratio, h)
         static_soft = Softness.make(settings.STATIC_CONTACT_HERTZ_FACTOR * hertz, self.contact_damping_ratio, h)
         ground = ~(dynamic[contacts.body_a] & dynamic[contacts.body_b])
-        pivot_a, pivot_b = self._pivots(contacts, rot_c)
+        # No pivot turns when every shape on a body that can turn is a circle about its centre
+        # of mass (a pile of balls among static walls): the pivots are then not needed at all,
+        # and the solver's substeps skip the rotations (one test on the shapes where the
+        # pivots and the solver's test per contact point cost `rain` about 45 us a step).
+        can_turn = (body.inv_inertia > 0.0) | (velocity[2] != 0.0)
+        turning = any_true(self._off_center_pivots() & can_turn.take(self._shapes.body))
+        pivot_a, pivot_b = self._pivots(contacts, rot_c) if turning else (None, None)
         solver = ContactSolver(contacts, bounds, centers, body, pivot_a, pivot_b, ground, h, contact_soft, static_soft,
-                               self.contact_push_max_velocity, self.restitution_threshold, self._scratch)
+                               self.contact_push_max_velocity, self.restitution_threshold, self._scratch,
+                               turning=None if turning else False)
         separation = solver.start_separation
         warm = solver.impulse_velocity()
         spare = np.empty_like(velocity)
