@@ -20,6 +20,7 @@ import numpy as np
 from .ranges import expand
 from .settings import LINEAR_SLOP
 from .toi import sweep_circles
+from .vec import length
 
 SWEEP_FRACTION = 0.25
 """A shape is swept when its core moved more than this fraction of its core radius."""
@@ -48,7 +49,7 @@ def arc_chords(start: np.ndarray, end: np.ndarray, angle: np.ndarray, turn: np.n
     sweep it with (the core's, plus the chord's sagitta). A core on its centre of mass, or one
     that does not turn, is one chord: the straight line it moves along.
     """
-    reach = np.hypot(arm[:, 0], arm[:, 1])
+    reach = length(arm)
     turned = np.abs(turn)
     # A chord spanning an angle a strays from its arc by at most reach (1 - cos(a / 2)).
     widest = np.arccos(np.clip(1.0 - CHORD_SAGITTA * core / np.maximum(reach, 1e-300), -1.0, 1.0))

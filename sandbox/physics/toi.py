@@ -26,6 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .vec import length as _length
+
+
 INTERIOR = 0
 """`SweepHit.feature` of a hit on the edge's interior."""
 CAP_A = 1
@@ -75,7 +78,7 @@ def sweep_circles(center: np.ndarray, move: np.ndarray, radius: np.ndarray, a: n
     """
     c, d, r, pa, pb, ca, cb = _checked(center, move, radius, a, b, cap_a, cap_b)
     e = pb - pa
-    length = np.hypot(e[:, 0], e[:, 1])
+    length = _length(e)
     n = np.stack([e[:, 1], -e[:, 0]], axis=1) / length[:, None]
     s0 = _dot(n, c - pa)
     sd = _dot(n, d)
@@ -113,7 +116,7 @@ def sweep_circles(center: np.ndarray, move: np.ndarray, radius: np.ndarray, a: n
     # At a cap the normal runs from the vertex to the centre at impact (its length is r, or less
     # when the circle started overlapping; the edge normal stands in if the centre is on it).
     to_centre = c + np.where(hit, t, 0.0)[:, None] * d - cap_point
-    distance = np.hypot(to_centre[:, 0], to_centre[:, 1])
+    distance = _length(to_centre)
     cap_normal = np.where((distance > 0.0)[:, None], to_centre / np.where(distance > 0.0, distance, 1.0)[:, None], n)
     normal = np.where((feature == INTERIOR)[:, None], n, cap_normal)
 

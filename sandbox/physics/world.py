@@ -30,7 +30,7 @@ from .raw_numpy import all_true, any_true, at_most, clip as _clip, einsum as _ei
 from .shapes import CIRCLE, POLYGON, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
 from .solver import BodyState, ContactSolver, Scratch, Softness
 from .tiles import TileMap
-from .vec import as_complex
+from .vec import as_complex, length
 
 _F8 = np.float64
 
@@ -472,7 +472,7 @@ class World:
         s, b = self._shapes, self._bodies
         body = s.body
         reach = _turning_reach(b.w, dt).take(body) * self._reach_about_centers()
-        reach += at_most(np.hypot(b.v[:, 0], b.v[:, 1]), settings.MAX_LINEAR_SPEED).take(body) * dt
+        reach += at_most(length(b.v), settings.MAX_LINEAR_SPEED).take(body) * dt
         dynamic = b.type == DYNAMIC
         stirring = (dynamic & b.awake) | self._moving_kinematic()
         if not any_true(stirring):  # everything static, resting kinematic or asleep: no pair can change
@@ -712,7 +712,7 @@ class World:
         moving bodies, found by label propagation (each body takes the smallest row it is
         connected to) with pointer jumping, so the loop runs about log2(island diameter) times."""
         b = self._bodies
-        resting = ((np.hypot(*b.v.T) < settings.LINEAR_SLEEP_TOLERANCE)
+        resting = ((length(b.v) < settings.LINEAR_SLEEP_TOLERANCE)
                    & (np.abs(b.w) < settings.ANGULAR_SLEEP_TOLERANCE))
         b.sleep_time[:] = np.where(moving & resting, b.sleep_time + dt, np.where(moving, 0.0, b.sleep_time))
         a, c = contacts.body_a, contacts.body_b
@@ -769,7 +769,7 @@ class World:
             owner, *chords = arc_chords(mass_start, mass_end, a_start, a_end - a_start, centroid - local_center, core)
             c_start += _rotated(a_start, centroid)
             c_end += _rotated(a_end, centroid)
-        moving = np.hypot(*(c_end - c_start).T) > SWEEP_FRACTION * core
+        moving = length(c_end - c_start) > SWEEP_FRACTION * core
         category_of, mask_of = s.category.take(cored), s.mask.take(cored)
         fraction = np.ones(len(b))
         for tiles, tile_body, category, mask in self._tilemaps:
