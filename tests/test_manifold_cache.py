@@ -10,7 +10,7 @@ import numpy as np
 from helpers import DT, ground_world, pyramid, run, sizes_of_calls
 
 from sandbox.physics import Circle, World, box, collide, settings
-from sandbox.physics.contacts import pair_keys
+from sandbox.physics.contacts import look_up, pair_keys
 
 TOLERANCE = settings.MANIFOLD_REUSE_DISTANCE
 
@@ -308,3 +308,19 @@ def test_a_pile_of_balls_is_collided_in_place_and_steps_exactly_as_the_full_path
         np.testing.assert_array_equal(world.body_data.pos, full.body_data.pos)
         np.testing.assert_array_equal(world.body_data.v, full.body_data.v)
     assert sum(in_place) > 250 and reorders < 30 and met  # the roller arrived
+
+
+def test_look_up_finds_each_key_among_sorted_keys_whether_the_keys_come_sorted_or_not():
+    """`look_up` merges sorted keys into the sorted keys (a step's pairs come sorted) and
+    searches for unsorted ones: both give each key's index where it is there, and some valid
+    index where it is not."""
+    rng = np.random.default_rng(3)
+    for trial in range(400):
+        sorted_keys = np.unique(rng.integers(0, 80, rng.integers(1, 50))).astype(np.int64)
+        keys = rng.integers(-5, 90, rng.integers(0, 60)).astype(np.int64)
+        if trial % 2:
+            keys.sort()
+        at, found = look_up(sorted_keys, keys)
+        np.testing.assert_array_equal(found, np.isin(keys, sorted_keys))
+        assert np.all((at >= 0) & (at < len(sorted_keys)))
+        np.testing.assert_array_equal(sorted_keys[at[found]], keys[found])

@@ -13,7 +13,7 @@ import numpy as np
 
 from .manifold import collide_shapes
 from .one_sided import filter_one_sided
-from .raw_numpy import all_true, indices
+from .raw_numpy import all_true, clip as _clip, indices
 
 _SHAPE_BITS = 24
 MAX_SHAPES = 1 << _SHAPE_BITS
@@ -38,9 +38,21 @@ def look_up(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.n
     The keys that get sorted for this (those of the kept manifolds) are unique and made of a
     few sorted runs (fresh, reused, resting), so they are sorted with kind="stable": a merge of
     runs, 0.06 to 0.3 ms for 30,000 keys in 2 to 6 runs, against 1.3 ms for the default
-    introsort (the same order, as the keys are unique)."""
-    at = np.minimum(sorted_keys.searchsorted(keys), len(sorted_keys) - 1)
-    return at, sorted_keys[at] == keys
+    introsort (the same order, as the keys are unique).
+
+    Sorted `keys` (a step's pairs are) are found by that merge too: in the stable order of
+    both runs together, key k comes after the sorted keys up to and including its equal and
+    after the k keys before it, so its position less k counts the sorted keys <= it. 6,200
+    keys among 5,400 (tumbler): about 25 against 71 us for a binary search of each."""
+    n = len(sorted_keys)
+    if len(keys) > 1 and all_true(keys[1:] >= keys[:-1]):
+        merged = np.concatenate([sorted_keys, keys]).argsort(kind="stable")
+        at = indices(merged >= n)
+        at -= np.arange(1, len(keys) + 1)  # the last sorted key <= each key, or -1
+        _clip(at, 0, n - 1, at)
+    else:
+        at = np.minimum(sorted_keys.searchsorted(keys), n - 1)
+    return at, sorted_keys.take(at) == keys
 
 
 @dataclass
