@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from sandbox.physics import Circle, Segment, World, box, settings
+from sandbox.physics import world as world_module
 from sandbox.physics.shapes import CIRCLE
 from helpers import DT, ground_world, positions, pyramid, run
 
@@ -401,8 +402,6 @@ def test_the_substeps_skip_rotations_only_when_no_contact_pivot_can_turn(monkeyp
     when every shape on a body that can turn is a circle about its body's centre of mass: balls
     on a static ground, not a dumbbell (balls off its centre), a ball on a kinematic turntable
     (a turning polygon) or a ball whose body's centre of mass lies off its centre."""
-    from sandbox.physics import world as world_module
-
     seen = []
 
     class Recording(world_module.ContactSolver):
