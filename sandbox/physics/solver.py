@@ -566,11 +566,11 @@ class ContactSolver:
         self.base = start
         if self.turning:
             self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, F(_MISSING))
-        self._separation, self._bias = np.empty(p_count * m, F), np.empty(p_count * m, F)
+        self._separation = np.empty(p_count * m, F)
         # One point a manifold: colour-major is row-major, and the separations are computed in
         # place (a copy a substep fewer).
         self._rows = self._separation.reshape(1, m) if p_count == 1 else np.empty((p_count, m), F)
-        self._turned = np.empty((2, p_count, m), complex_type)
+        self._turned = np.empty((2, p_count, m), complex_type) if self.turning else None
         # Each point's softness (bias rate, mass scale, impulse scale), by whether its manifold
         # touches the ground: a `where` each, made in its type (tumbler's 9,600 points: 22
         # against 41 us for a gather from a (3, 2) table and two conversions).
@@ -716,8 +716,8 @@ class ContactSolver:
     def use_relax(self, separation: np.ndarray) -> None:
         """Set the normal rows for the rigid relax pass (scale 1, no leak): no push-out, but a
         speculative point still stops the approach."""
-        relax = at_least(separation, 0.0, out=self._bias)
-        np.multiply(relax, self._relax_mass, out=self.push)
+        at_least(separation, 0.0, out=self.push)
+        self.push *= self._relax_mass
         self.leaking = False
 
     def impulse_velocity(self) -> np.ndarray:
