@@ -23,6 +23,7 @@ from .coloring import ColorMemory, color_order, sweep_key
 from .columns import Columns
 from .contacts import MAX_SHAPES, ContactSet
 from .continuous import SWEEP_FRACTION, arc_chords, earliest_impacts
+from .manifold import Boxes
 from .manifold_cache import ManifoldCache, Near
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
@@ -84,6 +85,8 @@ def _shape_columns(width: int) -> Columns:
         "restitution": ((), _F8, 0.0), "category": ((), np.int64, 0), "mask": ((), np.int64, 0),
         "centroid": ((2,), _F8, 0.0), "core": ((), _F8, 0.0),
         "one_sided": ((), bool, False), "edge_neighbors": ((2, 2), _F8, 0.0), "edge_convex": ((2,), bool, False),
+        "box": ((), bool, False), "box_axis": ((), np.complex128, 0.0), "box_center": ((), np.complex128, 0.0),
+        "box_half0": ((), _F8, 0.0), "box_half1": ((), _F8, 0.0),
     })
 
 
@@ -264,10 +267,13 @@ class World:
         verts, norms, count, radius = padded_geometry(shape, self._shapes.verts.shape[1])
         centroid = np.array(shape.mass_data(1.0).centroid)
         reach = float(np.max(np.hypot(*(verts - centroid).T))) + radius
+        boxed = Boxes.of(verts[None], norms[None], np.array([count]))
         srow = self._shapes.append(body=row, kind=shape_kind(shape), verts=verts, norms=norms, count=count,
                                    radius=radius, reach=reach, density=density, friction=friction,
                                    restitution=restitution, category=category, mask=mask,
-                                   centroid=centroid, core=_core_radius(shape, centroid))
+                                   centroid=centroid, core=_core_radius(shape, centroid), box=boxed.box[0],
+                                   box_axis=boxed.axis[0], box_center=boxed.center[0], box_half0=boxed.half0[0],
+                                   box_half1=boxed.half1[0])
         handle = ShapeRef(self, srow, shape)
         self._shape_handles.append(handle)
         self._forget_shape_caches()  # the new shape has no fat box or bounds yet
