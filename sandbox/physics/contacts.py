@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .manifold import collide_shapes
+from .manifold import PairTypes, collide_shapes
 from .one_sided import filter_one_sided
 from .raw_numpy import all_true, clip as _clip, indices
 
@@ -122,12 +122,13 @@ def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
 
 
 def find_manifold_rows(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray, pair_a: np.ndarray,
-                       pair_b: np.ndarray, margin: np.ndarray) -> tuple[ContactSet, np.ndarray | None]:
+                       pair_b: np.ndarray, margin: np.ndarray,
+                       types: PairTypes | None = None) -> tuple[ContactSet, np.ndarray | None]:
     """`find_manifolds`, and which candidates produced the manifolds: their rows, in order
-    (None: all of them)."""
+    (None: all of them). `types`: the pairs' `PairTypes`, if the caller keeps them."""
     if len(pair_a) == 0:
         return ContactSet.empty(), None
-    batch = collide_shapes(shapes, body_of, pos, rot, pair_a, pair_b, margin)
+    batch = collide_shapes(shapes, body_of, pos, rot, pair_a, pair_b, margin, types)
     filter_one_sided(batch, shapes, pair_a, pair_b, pos, rot)
     # Keep the pairs that produced points; when all did (a resting stack), keep the arrays.
     touching = batch.valid[:, 0]

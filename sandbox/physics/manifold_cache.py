@@ -40,6 +40,7 @@ from typing import Callable
 import numpy as np
 
 from .contacts import ContactSet, find_manifold_rows, look_up, pair_keys, pair_shapes
+from .manifold import PairTypes
 from .raw_numpy import all_true, any_true, indices, whole_rows
 from .shapes import POLYGON
 from .vec import as_complex, to_complex
@@ -125,6 +126,7 @@ class ManifoldCache:
         self._held = False  # whether the last `collide` was given last step's pairs
         self._candidates = (np.zeros(0, np.int64), np.zeros(0, np.int64))  # last step's candidate pairs
         self._rows: np.ndarray | None = None  # their rows: the entries', in order, then the others' (see `_in_place`)
+        self._types: PairTypes | None = None  # the `PairTypes` of those rows' pairs, once collided
         self.reused = 0
         """How many manifolds the last `collide` rebuilt from the cache instead of colliding."""
         self.pairs = 0
@@ -161,6 +163,7 @@ class ManifoldCache:
             if contacts is not None:
                 return contacts
         self._rows = None
+        self._types = None
         # A resting scene's candidates are last step's pairs: no search, no gathers, no near
         # test for what held still (many_pyramids: 0.02 against 0.28 ms for the search alone).
         # They are then taken in the cache's own order, last step's colour order, so that the
@@ -256,12 +259,16 @@ class ManifoldCache:
             others = np.ones(len(keys), bool)
             others[rows] = False
             self._rows = np.concatenate([rows, indices(others)])
+            self._types = None
         rows = self._rows
         a, b, margin = near(rows)
         if not (len(a) == len(rows) and all_true(a == pair_a.take(rows)) and all_true(b == pair_b.take(rows))):
             self._rows = None
+            self._types = None
             return None
-        new, touching = find_manifold_rows(shapes, shapes.body, pos, rot, a, b, margin)
+        if self._types is None:  # kept with the rows: the same pairs have the same types
+            self._types = PairTypes.of(shapes.kind, a, b)
+        new, touching = find_manifold_rows(shapes, shapes.body, pos, rot, a, b, margin, self._types)
         if touching is None:
             touching = np.arange(len(a))
         same = len(new) == k and touching[k - 1] == k - 1  # the same pairs touch, in the same order
@@ -278,6 +285,7 @@ class ManifoldCache:
                                kept.normal_impulse, kept.tangent_impulse, new.color)
         else:
             self._rows = None
+            self._types = None
             fresh = _Kept.unanchored(pair_keys(new.shape_a, new.shape_b), ids, valid, new.color)
             self._replace(fresh, _Kept.empty(), np.zeros(0, np.int64), None)
         return new
@@ -316,6 +324,7 @@ class ManifoldCache:
         self._kept = kept.take(np.argsort(kept.keys, kind="stable"))
         self._by_key, self._sorted_keys = np.arange(len(alive)), self._kept.keys
         self._candidates, self._rows = (np.zeros(0, np.int64), np.zeros(0, np.int64)), None
+        self._types = None
 
     def _look_up(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(at, found): each pair key's entry in the (non-empty) cache, and whether it is there
@@ -334,6 +343,7 @@ class ManifoldCache:
         self._kept = kept.take(rows)
         self._by_key = _inverse(rows).take(self._by_key)
         self._rows = None  # the entries moved
+        self._types = None
 
     @staticmethod
     def _resting(kept: _Kept, resting: np.ndarray | None) -> np.ndarray | None:
