@@ -337,7 +337,9 @@ class World:
         """The shape arrays, row i being `shape_at(i)`, read-only as `body_data`. Columns:
         `body` (row), `kind` (0 circle, 1 polygon; a segment is a 2-vertex polygon), `verts`
         (S, K, 2) body-frame vertices padded by repeating vertex 0 (a circle's centre is vertex
-        0), `norms`, `count`, `radius`, materials, `category`, `mask`, `one_sided` (tile edges)."""
+        0), `norms`, `count`, `radius`, materials, `category`, `mask`, `one_sided` (tile edges),
+        `box` and the box frame `box_axis`, `box_center`, `box_half0`, `box_half1` (see
+        `manifold.Boxes`)."""
         return self._shapes
 
     def _widen(self, width: int) -> None:
