@@ -244,12 +244,7 @@ def _overlapping(lower: np.ndarray, upper: np.ndarray, a: np.ndarray, b: np.ndar
                  group: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The candidate pairs (a, b) whose boxes overlap, as (i, j) with i < j, in no particular
     order; with `group` (n,), only those whose groups differ."""
-    # One coordinate column at a time: gathers of (P, 2) rows and np.all(axis=1) took 4.4 ms
-    # of the 7.4 ms the base-100 pyramid needed, columns 0.9 ms.
-    lx, ly = np.ascontiguousarray(lower[:, 0]), np.ascontiguousarray(lower[:, 1])
-    ux, uy = np.ascontiguousarray(upper[:, 0]), np.ascontiguousarray(upper[:, 1])
-    hit = ((lx.take(a) <= ux.take(b)) & (lx.take(b) <= ux.take(a))
-           & (ly.take(a) <= uy.take(b)) & (ly.take(b) <= uy.take(a)))
+    hit = overlap(lower, upper, a, b)
     if group is not None:
         # In the same mask, before any key is made, where the keys of the overlapping pairs were
         # split again to compare their groups (`tumbler`'s busy search in the step 1.08 -> 1.04
@@ -258,6 +253,20 @@ def _overlapping(lower: np.ndarray, upper: np.ndarray, a: np.ndarray, b: np.ndar
     hit = indices(hit)
     a, b = a.take(hit), b.take(hit)
     return np.minimum(a, b), np.maximum(a, b)
+
+
+def overlap(lower: np.ndarray, upper: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(P,) bool: box a[p] overlaps box b[p] (touching counts), for boxes `lower`, `upper`
+    (n, 2) (m, C-contiguous).
+
+    Each box's corners are gathered as (x, y) rows and compared in both coordinates at once;
+    the two bools of a row read as one uint16, 257 when both hold, where np.all over the last
+    axis of two is a slow loop (4.4 ms of the base-100 pyramid's 7.4 ms once). Against one
+    coordinate column at a time, eight gathers and seven comparisons: 71 against 114 us for
+    `tumbler`'s 19,500 grid candidates, 25 against 46 us for `rain`'s 6,900 fat pairs."""
+    hit = lower.take(a, axis=0) <= upper.take(b, axis=0)
+    hit &= lower.take(b, axis=0) <= upper.take(a, axis=0)
+    return hit.view(np.uint16)[:, 0] == 257
 
 
 def _sorted_keys(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
