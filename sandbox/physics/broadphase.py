@@ -257,7 +257,7 @@ def _overlapping(lower: np.ndarray, upper: np.ndarray, a: np.ndarray, b: np.ndar
 
 def overlap(lower: np.ndarray, upper: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(P,) bool: box a[p] overlaps box b[p] (touching counts), for boxes `lower`, `upper`
-    (n, 2) (m, C-contiguous).
+    (n, 2) (m).
 
     Each box's corners are gathered as (x, y) rows and compared in both coordinates at once;
     the two bools of a row read as one uint16, 257 when both hold, where np.all over the last
