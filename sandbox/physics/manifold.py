@@ -22,7 +22,8 @@ narrowphase calls `collide_shapes` with its shape table and the rows of the cand
 Algorithms: circle pairs analytically; polygon vs circle by the closest edge and its end
 vertices (seed 004, generalised to convex polygons as Box2D v3's b2CollidePolygonAndCircle);
 polygon pairs by the separating axis test and reference/incident edge clipping (seed 001, as
-Box2D v3's b2CollidePolygons and b2ClipPolygons). A segment is a two-vertex polygon.
+Box2D v3's b2CollidePolygons and b2ClipPolygons), pairs of boxes by a two-axis form of the same
+test (see "boxes" below). A segment is a two-vertex polygon.
 
 The polygon collider's stages (`max_separation`, `choose_faces` with its `Clipped` incident
 edge, `vertex_vertex`, `edge_of`, `next_vertex`) are public so that the game's seed labs can
