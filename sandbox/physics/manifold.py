@@ -818,13 +818,13 @@ def _collide_general(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, sh
     counts = np.array([count.take(shape_a), count.take(shape_b)])
     frame_verts, frame_norms = _in_frame_of_a(verts, norms, shape_a, shape_b, pos_a, rot_a, pos_b, rot_b, origin)
     edge, sep = _max_separation(frame_norms, frame_verts, frame_verts[:, ::-1])
-
-    def faces(rows: np.ndarray | None) -> _Candidates:
-        if rows is None:
-            return _candidate_faces(frame_verts, frame_norms, counts, (edge, sep))
-        return _candidate_faces(frame_verts.take(rows, axis=-1), frame_norms.take(rows, axis=-1),
-                                counts.take(rows, axis=1), (edge.take(rows, axis=-1), sep.take(rows, axis=-1)))
-    return _clip_near(sep, faces, limit, verts, shape_a, pos_a, rot_a)
+    near = _near_rows(sep, limit)
+    if near is not None:
+        # Each array freed as soon as it is cut down: fresh memory costs page faults.
+        frame_verts, frame_norms = frame_verts.take(near, axis=-1), frame_norms.take(near, axis=-1)
+        counts, edge, sep = counts.take(near, axis=1), edge.take(near, axis=-1), sep.take(near, axis=-1)
+    return _clip_near(near, _candidate_faces(frame_verts, frame_norms, counts, (edge, sep)), limit, verts, shape_a,
+                      pos_a, rot_a)
 
 
 def _collide_boxes(verts: np.ndarray, norms: np.ndarray, boxes: Boxes, shape_a: np.ndarray, shape_b: np.ndarray,
@@ -832,28 +832,32 @@ def _collide_boxes(verts: np.ndarray, norms: np.ndarray, boxes: Boxes, shape_a: 
                    limit: np.ndarray) -> ManifoldBatch:
     """`_collide_polygons` for pairs of boxes, within the margins `limit` (P,) (m)."""
     edge, sep = _box_separation(boxes, shape_a, shape_b, pos_a, rot_a, pos_b, rot_b)
-
-    def faces(rows: np.ndarray | None) -> _Candidates:
-        if rows is None:
-            return _box_faces(verts, norms, shape_a, shape_b, pos_a, rot_a, pos_b, rot_b, (edge, sep))
-        return _box_faces(verts, norms, shape_a.take(rows), shape_b.take(rows), pos_a.take(rows, axis=0),
-                          rot_a.take(rows, axis=0), pos_b.take(rows, axis=0), rot_b.take(rows, axis=0),
-                          (edge.take(rows, axis=-1), sep.take(rows, axis=-1)))
-    return _clip_near(sep, faces, limit, verts, shape_a, pos_a, rot_a)
+    near = _near_rows(sep, limit)
+    placed = (shape_a, shape_b, pos_a, rot_a, pos_b, rot_b)
+    if near is not None:
+        placed = tuple(values.take(near, axis=0) for values in placed)
+        edge, sep = edge.take(near, axis=-1), sep.take(near, axis=-1)
+    return _clip_near(near, _box_faces(verts, norms, *placed, (edge, sep)), limit, verts, shape_a, pos_a, rot_a)
 
 
-def _clip_near(sep: np.ndarray, faces: Callable[[np.ndarray | None], _Candidates], limit: np.ndarray,
-               verts: np.ndarray, shape_a: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray) -> ManifoldBatch:
-    """The manifolds of pairs whose separating axis test gave `sep` (2, P) (m): `faces(rows)`
-    (None: all) are clipped for the pairs within their margin `limit` (P,); the others are
-    apart by more and get no point (in `tumbler` a third of its 2,400 fresh pairs a step)."""
-    origin = verts[:, 0].T
+def _near_rows(sep: np.ndarray, limit: np.ndarray) -> np.ndarray | None:
+    """The pairs whose separating axis test gave `sep` (2, P) (m) within their margin `limit`
+    (P,): the others are apart by more and get no point (in `tumbler` a third of its 2,400
+    fresh pairs a step). None when all are."""
     near = indices(np.maximum(sep[0], sep[1]) <= limit)
-    if len(near) == len(limit):
-        return _clipped(faces(None), limit, origin.take(shape_a, axis=1), pos_a, rot_a)
+    return None if len(near) == len(limit) else near
+
+
+def _clip_near(near: np.ndarray | None, candidates: _Candidates, limit: np.ndarray, verts: np.ndarray,
+               shape_a: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray) -> ManifoldBatch:
+    """The manifolds of P pairs: the `candidates` faces of the pairs `near` (None: all) clipped,
+    the others without a point."""
+    origin = verts[:, 0].T
+    if near is None:
+        return _clipped(candidates, limit, origin.take(shape_a, axis=1), pos_a, rot_a)
     batch = ManifoldBatch.empty(len(limit))
     if len(near):
-        _scatter(batch, near, _clipped(faces(near), limit.take(near), origin.take(shape_a.take(near), axis=1),
+        _scatter(batch, near, _clipped(candidates, limit.take(near), origin.take(shape_a.take(near), axis=1),
                                        pos_a.take(near, axis=0), rot_a.take(near, axis=0)))
     return batch
 
