@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .manifold import PairTypes, collide_shapes
+from .manifold import PairTypes, collide_near
 from .one_sided import filter_one_sided
 from .raw_numpy import all_true, clip as _clip, indices
 
@@ -128,7 +128,9 @@ def find_manifold_rows(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.nda
     (None: all of them). `types`: the pairs' `PairTypes`, if the caller keeps them."""
     if len(pair_a) == 0:
         return ContactSet.empty(), None
-    batch = collide_shapes(shapes, body_of, pos, rot, pair_a, pair_b, margin, types)
+    near, batch = collide_near(shapes, body_of, pos, rot, pair_a, pair_b, margin, types)
+    if near is not None:  # the batch holds the pairs `near` alone
+        pair_a, pair_b = pair_a.take(near), pair_b.take(near)
     filter_one_sided(batch, shapes, pair_a, pair_b, pos, rot)
     # Keep the pairs that produced points; when all did (a resting stack), keep the arrays.
     touching = batch.valid[:, 0]
@@ -142,6 +144,8 @@ def find_manifold_rows(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.nda
             a, b, normal, points, depths, ids, valid = (values[:len(rows)] for values in fields)  # `_in_place`)
         else:  # gathers by `take`, not fancy indexing (see `reorder`)
             a, b, normal, points, depths, ids, valid = (values.take(rows, axis=0) for values in fields)
+    if near is not None:
+        rows = near if rows is None else near.take(rows)
     ba, bb = body_of.take(a), body_of.take(b)
     m = len(a)
     zeros2 = np.zeros((m, 2))

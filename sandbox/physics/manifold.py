@@ -793,6 +793,19 @@ def _collide_polygons(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, s
     geometry (verts, norms (S, K, 2), count (S,)); transforms (P, 2) as there. `boxes`: the
     table's `Boxes`, if the caller keeps them. Pairs of two boxes take the box test and faces,
     the others the general ones."""
+    return _dense(len(shape_a), *_collide_polygons_near(verts, norms, count, shape_a, shape_b, pos_a, rot_a, pos_b,
+                                                        rot_b, margin, boxes))
+
+
+def _collide_polygons_near(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, shape_a: np.ndarray,
+                           shape_b: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray, pos_b: np.ndarray,
+                           rot_b: np.ndarray, margin: np.ndarray | float,
+                           boxes: Boxes | None = None) -> tuple[np.ndarray | None, ManifoldBatch]:
+    """`_collide_polygons` as (rows, batch): the manifolds of the pairs `rows` (None: all), the
+    others having no point. One kind of pair (all boxes, or none) comes back as its collider
+    cut the pairs apart by more than their margins, not scattered into a batch of all the
+    pairs that `find_manifold_rows` would then cut again: `tumbler` 0.3 to 0.9 % faster a step,
+    `tile_rain` 1.9 % (paired runs)."""
     limit = _margins(margin, len(shape_a))
     boxes = Boxes.of(verts, norms, count) if boxes is None else boxes
     both = boxes.box.take(shape_a) & boxes.box.take(shape_b)
@@ -803,17 +816,27 @@ def _collide_polygons(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, s
     batch = ManifoldBatch.empty(len(limit))
     for rows, collide in ((indices(both), functools.partial(_collide_boxes, verts, norms, boxes)),
                           (indices(~both), functools.partial(_collide_general, verts, norms, count))):
-        _scatter(batch, rows, collide(shape_a.take(rows), shape_b.take(rows), pos_a.take(rows, axis=0),
-                                      rot_a.take(rows, axis=0), pos_b.take(rows, axis=0), rot_b.take(rows, axis=0),
-                                      limit.take(rows)))
-    return batch
+        _scatter(batch, rows, _dense(len(rows), *collide(
+            shape_a.take(rows), shape_b.take(rows), pos_a.take(rows, axis=0), rot_a.take(rows, axis=0),
+            pos_b.take(rows, axis=0), rot_b.take(rows, axis=0), limit.take(rows))))
+    return None, batch
+
+
+def _dense(count: int, rows: np.ndarray | None, batch: ManifoldBatch) -> ManifoldBatch:
+    """The batch of all `count` pairs from the manifolds `batch` of the pairs `rows` (None: all)."""
+    if rows is None:
+        return batch
+    out = ManifoldBatch.empty(count)
+    if len(rows):
+        _scatter(out, rows, batch)
+    return out
 
 
 def _collide_general(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, shape_a: np.ndarray,
                      shape_b: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray, pos_b: np.ndarray,
-                     rot_b: np.ndarray, limit: np.ndarray) -> ManifoldBatch:
-    """`_collide_polygons` for any polygons, within the margins `limit` (P,) (m): both polygons
-    taken into A's frame, then the separating axis test and the candidate faces."""
+                     rot_b: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray | None, ManifoldBatch]:
+    """`_collide_polygons_near` for any polygons, within the margins `limit` (P,) (m): both
+    polygons taken into A's frame, then the separating axis test and the candidate faces."""
     origin = verts[:, 0].T.take(shape_a, axis=1)
     counts = np.array([count.take(shape_a), count.take(shape_b)])
     frame_verts, frame_norms = _in_frame_of_a(verts, norms, shape_a, shape_b, pos_a, rot_a, pos_b, rot_b, origin)
@@ -829,8 +852,8 @@ def _collide_general(verts: np.ndarray, norms: np.ndarray, count: np.ndarray, sh
 
 def _collide_boxes(verts: np.ndarray, norms: np.ndarray, boxes: Boxes, shape_a: np.ndarray, shape_b: np.ndarray,
                    pos_a: np.ndarray, rot_a: np.ndarray, pos_b: np.ndarray, rot_b: np.ndarray,
-                   limit: np.ndarray) -> ManifoldBatch:
-    """`_collide_polygons` for pairs of boxes, within the margins `limit` (P,) (m)."""
+                   limit: np.ndarray) -> tuple[np.ndarray | None, ManifoldBatch]:
+    """`_collide_polygons_near` for pairs of boxes, within the margins `limit` (P,) (m)."""
     edge, sep = _box_separation(boxes, shape_a, shape_b, pos_a, rot_a, pos_b, rot_b)
     near = _near_rows(sep, limit)
     placed = (shape_a, shape_b, pos_a, rot_a, pos_b, rot_b)
@@ -849,17 +872,16 @@ def _near_rows(sep: np.ndarray, limit: np.ndarray) -> np.ndarray | None:
 
 
 def _clip_near(near: np.ndarray | None, candidates: _Candidates, limit: np.ndarray, verts: np.ndarray,
-               shape_a: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray) -> ManifoldBatch:
-    """The manifolds of P pairs: the `candidates` faces of the pairs `near` (None: all) clipped,
-    the others without a point."""
+               shape_a: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray) -> tuple[np.ndarray | None, ManifoldBatch]:
+    """(near, the manifolds of the pairs `near` (None: all)): their `candidates` faces clipped;
+    the other pairs have no point."""
     origin = verts[:, 0].T
     if near is None:
-        return _clipped(candidates, limit, origin.take(shape_a, axis=1), pos_a, rot_a)
-    batch = ManifoldBatch.empty(len(limit))
-    if len(near):
-        _scatter(batch, near, _clipped(candidates, limit.take(near), origin.take(shape_a.take(near), axis=1),
-                                       pos_a.take(near, axis=0), rot_a.take(near, axis=0)))
-    return batch
+        return None, _clipped(candidates, limit, origin.take(shape_a, axis=1), pos_a, rot_a)
+    if len(near) == 0:
+        return near, ManifoldBatch.empty(0)
+    return near, _clipped(candidates, limit.take(near), origin.take(shape_a.take(near), axis=1),
+                          pos_a.take(near, axis=0), rot_a.take(near, axis=0))
 
 
 def _closest_at_face(ends: np.ndarray, normal: np.ndarray) -> np.ndarray:
@@ -999,7 +1021,16 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
                    pair_b: np.ndarray, margin: np.ndarray | float = SPECULATIVE_DISTANCE,
                    types: PairTypes | None = None) -> ManifoldBatch:
     """Manifolds of P pairs of rows (pair_a[p], pair_b[p]) of a shape table, as the world's
-    narrowphase stores them.
+    narrowphase stores them (see `collide_near`)."""
+    return _dense(len(pair_a), *collide_near(shapes, body_of, pos, rot, pair_a, pair_b, margin, types))
+
+
+def collide_near(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray, pair_a: np.ndarray,
+                 pair_b: np.ndarray, margin: np.ndarray | float = SPECULATIVE_DISTANCE,
+                 types: PairTypes | None = None) -> tuple[np.ndarray | None, ManifoldBatch]:
+    """`collide_shapes` as (rows, batch): the manifolds of the pairs `rows` (None: all P), the
+    other pairs having no point (a batch of polygons comes back without the pairs its
+    separating axis test put beyond their margins).
 
     `shapes` has the world's columns `kind` (shapes.CIRCLE or shapes.POLYGON), `verts` and
     `norms` (S, K, 2) padded local geometry (a circle's centre is vertex 0), `count` and
@@ -1045,8 +1076,9 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
         ba, bb = body_of.take(a), body_of.take(b)
         boxes = Boxes(shapes.box, shapes.box_axis, shapes.box_center, shapes.box_half0,
                       shapes.box_half1) if hasattr(shapes, "box_axis") else None  # the world's table keeps them
-        return _collide_polygons(shapes.verts, shapes.norms, shapes.count, a, b, pos.take(ba, axis=0),
-                                 rot.take(ba, axis=0), pos.take(bb, axis=0), rot.take(bb, axis=0), margin[r], boxes)
+        return _collide_polygons_near(shapes.verts, shapes.norms, shapes.count, a, b, pos.take(ba, axis=0),
+                                      rot.take(ba, axis=0), pos.take(bb, axis=0), rot.take(bb, axis=0), margin[r],
+                                      boxes)
 
     if types.polygons is not None and isinstance(types.polygons[0], slice):  # a box stack: nothing to merge
         return polygons(*types.polygons)
@@ -1056,7 +1088,7 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
                  if pairs is not None]
     if len(one_point) == 1 and isinstance(one_point[0][0][0], slice):  # a rain of balls: nothing to merge
         (_, a, b), collider = one_point[0]
-        return _one_point(*collider(a, b), margin)
+        return None, _one_point(*collider(a, b), margin)
     # Mixed types: every one-point contact is merged into one batch, made in one call (the
     # polygon pairs' rows get an infinite separation, which keeps none of them), and the
     # polygon pairs' manifolds are scattered into it. `rain`'s circles and the few on its
@@ -1068,8 +1100,9 @@ def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
         normal[r], point[r], separation[r] = collider(a, b)
     out = _one_point(normal, point, separation, margin)
     if types.polygons is not None:
-        _scatter(out, types.polygons[0], polygons(*types.polygons))
-    return out
+        rows = types.polygons[0]
+        _scatter(out, rows, _dense(len(rows), *polygons(*types.polygons)))
+    return None, out
 
 
 def collide_pairs(kind_a: np.ndarray, verts_a: np.ndarray, norms_a: np.ndarray,
