@@ -380,8 +380,11 @@ class _Colour:
         k = 2 if two_points else 1
         kk = self.coupling
         rows = slice(p * start, p * start + k * m)  # the first k of a colour's P rows of m
-        lam_n, push, scale, constant = (values[rows].reshape(k, m) for values in (solver.normal_impulse, solver.push,
-                                                                                   solver.scale, solver.constant))
+        # Sliced one by one: a generator over the four cost 0.7 us a colour more.
+        lam_n = solver.normal_impulse[rows].reshape(k, m)
+        push = solver.push[rows].reshape(k, m)
+        scale = solver.scale[rows].reshape(k, m)
+        constant = solver.constant[rows].reshape(k, m)
         lam_t = solver.tangent_per_friction[run]
         # The normal rows start as e = scale speed + constant (biased) or speed + push (relax),
         # both points in one call each; `normals` then finishes them one after the other.
