@@ -770,7 +770,7 @@ class ContactSolver:
         # Summed per body by the same flat (3 N,) indices the sweeps gather with.
         return np.bincount(self._gather.reshape(-1), per_point.reshape(-1), 3 * self.n_body).reshape(3, -1)
 
-    def _working_velocity(self, body: BodyState) -> np.ndarray:
+    def _working_velocity(self, body: BodyState, swept: bool = False) -> np.ndarray:
         """The bodies' velocities as a flat (3 N,) array in the solver's precision, for a pass
         of colour sweeps; `_commit` adds what the pass changed to the float64 velocities.
 
@@ -778,16 +778,22 @@ class ContactSolver:
         a sweep saves a conversion and a mixed-type subtraction, for four calls a pass: a pass
         over pyramid20 went from 0.098 to 0.092 ms, over the base-100 pyramid from 0.61 to
         0.51 ms (with the peak impulses taken once a pass). Only the change goes back, so a
-        body no contact touched keeps its float64 velocity exactly."""
+        body no contact touched keeps its float64 velocity exactly. Colour sweeps leave the
+        copy as it is (see `solve`), so it is the start they are measured from; other passes
+        keep a copy of the start (`swept` False)."""
         np.copyto(self._velocity, body.velocity.reshape(-1))
-        np.copyto(self._velocity_start, self._velocity)
+        if not swept:
+            np.copyto(self._velocity_start, self._velocity)
         return self._velocity
 
     def _commit(self, body: BodyState, swept: bool = False) -> None:
         """Add the change of the working velocities since `_working_velocity` to the bodies';
         `swept`: after colour sweeps, whose velocities stand where `_finals` says."""
-        end = self.sweep_velocity.take(self._finals, mode="wrap") if swept else self._velocity
-        change = np.subtract(end, self._velocity_start, out=self._velocity_start)
+        if swept:
+            end = self.sweep_velocity.take(self._finals, mode="wrap")
+            change = np.subtract(end, self._velocity, out=end)
+        else:
+            change = np.subtract(self._velocity, self._velocity_start, out=self._velocity_start)
         velocity = body.velocity.reshape(-1)  # a view: checked C-contiguous in __init__
         np.add(velocity, change, out=velocity)
 
@@ -804,7 +810,7 @@ class ContactSolver:
         `large_pyramid` -8 %, `many_pyramids` -7.5 % (their sources are kept while they
         rest), `tumbler` -1.5 % (its sources are found afresh every step)."""
         self._impulse_rows = None
-        self._working_velocity(body)
+        self._working_velocity(body, swept=True)
         velocity = self.sweep_velocity
         leaking = self.leaking
         if leaking:
