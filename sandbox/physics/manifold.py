@@ -1093,11 +1093,15 @@ def collide_near(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray, 
     # polygon pairs' rows get an infinite separation, which keeps none of them), and the
     # polygon pairs' manifolds are scattered into it. `rain`'s circles and the few on its
     # walls: 0.25 against 0.35 ms a step for two batches scattered into an empty one
-    # (`tile_rain`: 0.38 against 0.52 ms).
-    normal, point = np.zeros(count, complex), np.zeros(count, complex)
-    separation = np.full(count, np.inf)
-    for (r, a, b), collider in one_point:
+    # (`tile_rain`: 0.38 against 0.52 ms). The commonest one-point type is collided for every
+    # pair (its collider gives any pair finite numbers) and the others' rows are patched: no
+    # gathers and scatters of its many pairs (`rain` about 0.8 % faster a step, paired runs).
+    one_point.sort(key=lambda item: -len(item[0][0]))
+    normal, point, separation = one_point[0][1](pair_a, pair_b)
+    for (r, a, b), collider in one_point[1:]:
         normal[r], point[r], separation[r] = collider(a, b)
+    if types.polygons is not None:
+        separation[types.polygons[0]] = np.inf
     out = _one_point(normal, point, separation, margin)
     if types.polygons is not None:
         rows = types.polygons[0]
