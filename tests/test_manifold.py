@@ -648,6 +648,26 @@ def test_pairs_of_boxes_collide_as_any_polygons_do(pairs):
             assert sits_on_a_tie(*pair)
 
 
+@given(st.lists(st.tuples(st.one_of(boxes_on_a_grid(), st.tuples(box_shapes, transforms(1.0))),
+                          st.tuples(circles, transforms(1.5))).map(lambda p: (*p[0], *p[1])),
+                min_size=1, max_size=12))
+def test_circles_on_boxes_collide_as_on_any_polygon(pairs):
+    # The world's boxes meet circles through their frames (the centre's coordinates along the
+    # two axes); the contact must be the general polygon collider's to round-off, but where
+    # round-off decides a tie (a centre on a square's diagonal).
+    a, ta, b, tb = zip(*pairs)
+    _, va, na, ca, _, pos_a, rot_a, _, vb, _, _, rb, pos_b, rot_b = pair_columns(a, ta, b, tb, width=4)
+    origin, turn = pos_a[:, 0] + 1j * pos_a[:, 1], rot_a[:, 0] + 1j * rot_a[:, 1]
+    center = pos_b[:, 0] + 1j * pos_b[:, 1] + (rot_b[:, 0] + 1j * rot_b[:, 1]) * (vb[:, 0, 0] + 1j * vb[:, 0, 1])
+    boxes = manifold.Boxes.of(va, na, ca)
+    assert boxes.box.all()
+    general = manifold._polygon_circle(va, na, ca, origin, turn, center, rb)
+    boxed = manifold._box_circle(boxes, origin, turn, center, rb)
+    for p, pair in enumerate(pairs):
+        if not all(abs(x[p] - y[p]) <= ROUNDOFF for x, y in zip(boxed, general)):
+            assert sits_on_a_tie(*pair)
+
+
 @given(st.one_of(st.tuples(boxes_on_a_grid(), boxes_on_a_grid()).map(lambda p: (*p[0], *p[1])),
                  st.tuples(convex_polygons(), transforms(1.0), convex_polygons(), transforms(1.0))))
 def test_the_public_stages_build_the_colliders_manifold(pair):
