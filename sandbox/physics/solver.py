@@ -619,8 +619,9 @@ class ContactSolver:
         self.delta.fill(0.0)
         # use_bias and use_relax write these whole before a sweep reads them; `constant` is
         # set at the start of each biased pass.
-        self.leak, self.scale, self.push, self.constant = (
-            scratch.get(name, per_point, F) for name in ("leak", "scale", "push", "constant"))
+        self.leak, self.scale, self.push, self.constant, self._apart, self._rigid, self._soft = (
+            scratch.get(name, per_point, F) for name in ("leak", "scale", "push", "constant", "apart", "rigid", "soft"))
+        self._is_apart = scratch.get("is apart", per_point, bool)
         self.leaking = False
         # K[1, 0] given to both points (point 1's copy is read), and times the biased scale.
         self._coupling_1_0 = self.scaled_coupling = None
@@ -729,15 +730,20 @@ class ContactSolver:
         push = np.multiply(self.bias_rate, separation, out=self.push)
         at_least(push, -self.push_max, out=push)
         push *= self._soft_mass
-        np.copyto(self.leak, self.impulse_scale)
-        np.copyto(self.scale, self.mass_scale)
-        # Points still apart are few in a pile: patching them by index beats masked copies
-        # (0.17 against 0.21 ms a call, stepping the base-100 pyramid).
-        ahead = indices(separation > 0.0)
-        if len(ahead):
-            push[ahead] = separation.take(ahead) * self._relax_mass.take(ahead)  # s / h, times the mass
-            self.leak[ahead] = 0.0
-            self.scale[ahead] = 1.0
+        # The points still apart take the rigid rows by weights 1 and 0 (`apart`), exact in
+        # floating point (x 1 + y 0 = x for finite y): ufuncs on whole arrays, where patching
+        # those points by index took a gather, a product and three scatters (tumbler's 3,300
+        # of 10,900 points apart: 32 against 41 us a call; rain's 160 of 2,100: 12 either way).
+        apart, rigid = self._apart, self._rigid
+        np.copyto(apart, np.greater(separation, 0.0, out=self._is_apart))  # np.heaviside: 24 against 3 us
+        np.multiply(separation, self._relax_mass, out=rigid)  # s / h, times the mass
+        rigid *= apart
+        soft = np.subtract(F(1.0), apart, out=self._soft)
+        push *= soft
+        push += rigid
+        np.multiply(self.impulse_scale, soft, out=self.leak)
+        np.multiply(self.mass_scale, soft, out=self.scale)
+        self.scale += apart
         if self.points == 2:
             np.multiply(self.scale, self._coupling_1_0, out=self.scaled_coupling)
         self.leaking = True
