@@ -363,12 +363,13 @@ class _Colour:
         start, stop = solver.layout.runs[colour]
         run, m = slice(start, stop), stop - start
         p, r = solver.points, solver.points + 1
-        self.take = solver.take[6 * start: 6 * stop].reshape(6, m)  # (6, m): `take` then gives (6, m) too
+        # The restitution pass's views, made when it asks (see `take`, `mass`).
+        self._run, self._all_take, self._all_mass = run, solver.take, solver.mass
         # Where a sweep gathers its velocities from and writes them to (see `ContactSolver.solve`).
         self.source = solver.sources[6 * start: 6 * stop].reshape(6, m)
         self.block = solver.sweep_velocity[solver.n_velocity + 6 * start: solver.n_velocity + 6 * stop].reshape(6, m)
         self.row_jacobian, self.response = solver.row_jacobian[..., run], solver.response[..., run]
-        self.coupling, self.mass = solver.coupling[..., run], solver.mass[:, run]
+        self.coupling = kk = solver.coupling[..., run]
         self.delta = d = solver.delta[r * start: r * stop].reshape(r, m)
         work = work.reshape(r + 11, m)
         sp, self.change, low, high, product, total = (work[:r], work[r:r + 6], work[r + 6], work[r + 7],
@@ -378,7 +379,6 @@ class _Colour:
         # impulses stay zero. Rows: normal j is row j, friction row P. Every (k, m) array
         # below is contiguous (see `ColourMajor`).
         k = 2 if two_points else 1
-        kk = self.coupling
         rows = slice(p * start, p * start + k * m)  # the first k of a colour's P rows of m
         # Sliced one by one: a generator over the four cost 0.7 us a colour more.
         lam_n = solver.normal_impulse[rows].reshape(k, m)
@@ -387,27 +387,42 @@ class _Colour:
         constant = solver.constant[rows].reshape(k, m)
         lam_t = solver.tangent_per_friction[run]
         # The normal rows start as e = scale speed + constant (biased) or speed + push (relax),
-        # both points in one call each; `normals` then finishes them one after the other.
-        biased_normals = (scale, sp[:k], constant, d[:k])
-        relax_normals = (sp[:k], push, d[:k])
+        # both points in one call each; `normals` then finishes them one after the other. (Each
+        # view is made once: a view costs about 0.2 us, and a busy scene's are made every step.)
+        speed_n, e_n, speed_t, e_t = sp[:k], d[:k], sp[p], d[p]
+        biased_normals = (scale, speed_n, constant, e_n)
+        relax_normals = (speed_n, push, e_n)
         if two_points:
             # Point 0's impulse passes on to point 1's normal row (its start e, so the biased
             # solve needs K[1, 0] times point 1's scale: `scaled_coupling`, set per pass) and
             # both points' impulses to the friction row, in one einsum.
+            lam_0, lam_1 = lam_n
             biased_normals += (solver.scaled_coupling[2 * start + m: 2 * stop],)
             relax_normals += (kk[1, 0],)
-            normals = (d[0], lam_n[0], product[0], d[1], lam_n[1], kk[p, :2], product[1], sp[p])
-            bound = (lam_n[0], lam_n[1], total)  # the friction bound: the sum of the normal impulses
+            normals = (d[0], lam_0, product[0], d[1], lam_1, kk[p, :2], product[1], speed_t)
+            bound = (lam_0, lam_1, total)  # the friction bound: the sum of the normal impulses
         else:
+            lam_0 = lam_n[0]
             biased_normals += (None,)
             relax_normals += (None,)
             to_friction = None if solver.decoupled else kk[p, 0]
-            normals = (d[0], lam_n[0], None, None, None, to_friction, product[1], sp[p])
-            bound = (None, None, lam_n[0])
+            normals = (d[0], lam_0, None, None, None, to_friction, product[1], speed_t)
+            bound = (None, None, lam_0)
         # The friction row's clamp: (speed, low, high, e).
-        friction = (sp[p], low, high, d[p])
-        self.sweep = (self.source, self.row_jacobian, sp, biased_normals, relax_normals, normals, lam_n, d[:k], bound,
+        friction = (speed_t, low, high, e_t)
+        self.sweep = (self.source, self.row_jacobian, sp, biased_normals, relax_normals, normals, lam_n, e_n, bound,
                       lam_t, friction, self.response, d, self.change, self.block)
+
+    @property
+    def take(self) -> np.ndarray:
+        """(6, m) the colour's gather indices into the bodies' flat (3 N,) velocities."""
+        start, stop = self._run.start, self._run.stop
+        return self._all_take[6 * start: 6 * stop].reshape(6, stop - start)
+
+    @property
+    def mass(self) -> np.ndarray:
+        """(R, m) the colour's row masses."""
+        return self._all_mass[:, self._run]
 
     def gather(self, velocity: np.ndarray) -> np.ndarray:
         """The colour's body velocities (6, m) taken from the flat (3 N,) block in the solver's
