@@ -68,7 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contacts import ContactSet
-from .raw_numpy import all_true, any_true, at_least, clip as _clip, einsum as _einsum, indices
+from .raw_numpy import all_true, any_true, at_least, clip as _clip, einsum as _einsum
 from .vec import as_complex
 
 @dataclass(frozen=True)
