@@ -670,7 +670,7 @@ class World:
 
     def _forget_shape_caches(self) -> None:
         """Drop what is kept per shape row (fat boxes and their pairs, last bounds, vertices,
-        reaches): call when shapes are added or rows renumbered."""
+        normals, reaches): call when shapes are added or rows renumbered."""
         self._fat_pairs.reset()
         self._last_bounds = None
         self._vertices = self._normals = None
