@@ -662,7 +662,7 @@ def test_circles_on_boxes_collide_as_on_any_polygon(pairs):
     boxes = manifold.Boxes.of(va, na, ca)
     assert boxes.box.all()
     general = manifold._polygon_circle(va, na, ca, origin, turn, center, rb)
-    boxed = manifold._box_circle(boxes, origin, turn, center, rb)
+    boxed = manifold._box_circle(boxes.axis, boxes.center, boxes.half0, boxes.half1, origin, turn, center, rb)
     for p, pair in enumerate(pairs):
         if not all(abs(x[p] - y[p]) <= ROUNDOFF for x, y in zip(boxed, general)):
             assert sits_on_a_tie(*pair)
