@@ -329,11 +329,12 @@ def _box_circle(axis_a: np.ndarray, center_a: np.ndarray, half0: np.ndarray, hal
                 origin_a: np.ndarray, turn_a: np.ndarray, center_b: np.ndarray,
                 radius_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`_polygon_circle` for boxes A, given by their frames (P,) as `Boxes` keeps them (normal 0
-    `axis_a`, `center_a`, half extents `half0`, `half1`, in A's body frame): the same contact
-    from the circle centre's coordinates along the box's two axes. The face of largest separation is across the axis along which the centre
-    lies farthest out (beyond the half extent); if the centre is outside and also beyond the
-    other half extent, the closest feature is the corner, else that face. About 25 calls where
-    the polygon form makes 45 (the 74 balls on `rain`'s walls: 27 against 36 us)."""
+    `axis_a`, `center_a`, half extents `half0`, `half1`, in A's body frame): the same contact from
+    the circle centre's coordinates along the box's two axes. The face of largest separation is
+    across the axis along which the centre lies farthest out (beyond the half extent); if the centre
+    is outside and also beyond the other half extent, the closest feature is the corner, else that
+    face. About 25 calls where the polygon form makes 45 (the 74 balls on `rain`'s walls: 27 against
+    36 us)."""
     axis = turn_a * axis_a                                              # normal 0, in the world
     local = (center_b - origin_a - turn_a * center_a) * axis.conj()     # x along normal 0, y along normal 1
     x, y = local.real, local.imag
