@@ -279,6 +279,32 @@ def test_linear_speed_is_clamped_to_the_limit_along_its_direction(velocity, clam
     assert ball.angular_velocity == pytest.approx(settings.MAX_ROTATION_PER_SUBSTEP * world.substeps / DT, rel=1e-12)
 
 
+@pytest.mark.parametrize("damping", [0.0, 0.5])
+def test_a_step_without_contacts_moves_bodies_as_the_contact_solver_would(damping):
+    # A world with no contact takes the solver-free substeps; beside a crate resting on a
+    # ground, far away, the same thrown, spinning ball goes through the contact solver's
+    # substeps, where nothing acts on it. Its path must be the same, bit for bit.
+    def throw(world: World):
+        ball = world.create_body("dynamic", position=(0.0, 50.0), linear_velocity=(3.0, 4.0), angular_velocity=2.0,
+                                 linear_damping=damping, angular_damping=damping)
+        ball.add_shape(Circle(0.25))
+        ball.apply_force((5.0, 0.0))
+        return ball
+
+    alone = World()
+    beside = ground_world()
+    crate = beside.create_body("dynamic", position=(0.0, 0.5))
+    crate.add_shape(box(0.5, 0.5))
+    free, solved = throw(alone), throw(beside)
+    for _ in range(30):
+        alone.step(DT)
+        beside.step(DT)
+        assert len(alone.contacts) == 0 and len(beside.contacts) > 0
+        assert (free.position, free.angle) == (solved.position, solved.angle)
+        assert (free.linear_velocity, free.angular_velocity) == (solved.linear_velocity, solved.angular_velocity)
+    assert free.position[0] > 1.0 and free.position[1] > 50.5 and free.angle > 0.8  # it flew up and turned
+
+
 @pytest.mark.slow
 def test_two_pyramid_runs_are_bitwise_identical():
     def final_state():

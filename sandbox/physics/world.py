@@ -809,7 +809,8 @@ class World:
         b.pos[hit] = center0 + f * (center1 - center0) - _rotated(b.angle[hit], b.local_center[hit])
 
     def _solve(self, contacts: ContactSet, bounds: np.ndarray, dynamic: np.ndarray, rot: np.ndarray, dt: float) -> None:
-        """Soft step: substeps of (integrate v, warm start, solve, integrate x, relax), then bounce."""
+        """Soft step: substeps of (integrate v, warm start, solve, integrate x, relax), then bounce;
+        a step without contacts only integrates (`_free_substeps`)."""
         b = self._bodies
         if not (any_true(dynamic) or any_true(self._moving_kinematic())):  # all asleep or at rest: nothing moves
             b.force[:] = 0.0
@@ -834,10 +835,42 @@ class World:
         if any_true(b.linear_damping) or any_true(b.angular_damping):
             keep_v = np.where(dynamic, 1.0 / (1.0 + h * b.linear_damping), 1.0)
             keep = np.vstack([keep_v, keep_v, np.where(dynamic, 1.0 / (1.0 + h * b.angular_damping), 1.0)])
+        if len(contacts) == 0:
+            self._free_substeps(body, dv, keep, h)
+        else:
+            self._contact_substeps(contacts, bounds, dynamic, body, dv, keep, rot_c, centers, h)
+        b.v[:] = body.velocity[:2].T
+        b.w[:] = body.velocity[2]
+        b.angle[:] += body.turned
+        turn = np.exp(1j * b.angle)
+        turn.flags.writeable = False
+        self._turn = b.angle.copy(), turn
+        as_complex(b.pos)[:] = centers + body.dp - turn * as_complex(b.local_center)
+        b.force[:] = 0.0
+        b.torque[:] = 0.0
+
+    def _free_substeps(self, body: BodyState, dv: np.ndarray, keep: np.ndarray | None, h: float) -> None:
+        """The substeps of a step without contacts: forces, damping and the speed clamp, then
+        positions. The same numbers as the contact substeps with nothing to solve (their warm
+        start adds zero, their sweeps change nothing), without the solver's setup and passes:
+        a step of `rain`'s balls still falling, none touching: this stage 0.37 -> 0.10 ms."""
+        for _ in range(self._substeps):
+            body.velocity += dv
+            if keep is not None:
+                body.velocity *= keep
+            _clamp_speeds(body.velocity, h)
+            body.integrate_positions(h, turning=False)
+
+    def _contact_substeps(self, contacts: ContactSet, bounds: np.ndarray, dynamic: np.ndarray, body: BodyState,
+                          dv: np.ndarray, keep: np.ndarray | None, rot_c: np.ndarray, centers: np.ndarray,
+                          h: float) -> None:
+        """The soft step's substeps with the contact solver, then restitution and the impulses
+        kept for warm starting (see `_solve`)."""
+        velocity = body.velocity
         hertz = min(self.contact_hertz, 0.25 / h)
         contact_soft = Softness.make(hertz, self.contact_damping_ratio, h)
         static_soft = Softness.make(settings.STATIC_CONTACT_HERTZ_FACTOR * hertz, self.contact_damping_ratio, h)
-        ground = ~(dynamic[contacts.body_a] & dynamic[contacts.body_b])
+        ground = ~(dynamic.take(contacts.body_a) & dynamic.take(contacts.body_b))
         # No pivot turns when every shape on a body that can turn is a circle about its centre
         # of mass (a pile of balls among static walls): the pivots are then not needed at all,
         # and the solver's substeps skip the rotations (one test on the shapes where the
@@ -869,15 +902,6 @@ class World:
             np.subtract(body.velocity, before, out=warm)  # M^-1 J^T lam: the next warm start
         solver.restitution_pass(body)
         solver.store_impulses()
-        b.v[:] = body.velocity[:2].T
-        b.w[:] = body.velocity[2]
-        b.angle[:] += body.turned
-        turn = np.exp(1j * b.angle)
-        turn.flags.writeable = False
-        self._turn = b.angle.copy(), turn
-        as_complex(b.pos)[:] = centers + body.dp - turn * as_complex(b.local_center)
-        b.force[:] = 0.0
-        b.torque[:] = 0.0
 
 
 def _and(mask: np.ndarray | None, other: np.ndarray) -> np.ndarray:
