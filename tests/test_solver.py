@@ -254,6 +254,26 @@ def test_a_substeps_velocity_change_is_the_next_warm_start(points: int, toleranc
     np.testing.assert_allclose(body.velocity - before, solver.impulse_velocity(), atol=tolerance)
 
 
+@pytest.mark.parametrize("points", [1, 2])
+def test_biased_rows_after_the_relax_pass_are_made_for_the_new_separations(points: int) -> None:
+    """`use_bias` starts from the push `use_relax` made for the same separations; after
+    `separations` has refilled that array (the bodies moved), it must not: each biased row
+    must be what a solver that never ran a relax pass makes from the same separations."""
+    _, _, _, _, _, body, solver = _random_solver(3, bodies=30, colours=3, points=points)
+    _, _, _, _, _, fresh_body, fresh = _random_solver(3, bodies=30, colours=3, points=points)
+    solver.use_relax(solver.separations(body))
+    for state in (body, fresh_body):
+        state.velocity[:2] += 2.0  # every body moves, and every separation changes
+        state.integrate_positions(H)
+    separation, fresh_separation = solver.separations(body), fresh.separations(fresh_body)
+    assert np.array_equal(separation, fresh_separation)
+    assert (separation > 0.0).any() and (separation <= 0.0).any()  # both kinds of row
+    solver.use_bias(separation)
+    fresh.use_bias(fresh_separation)
+    for name in ("push", "leak", "scale"):
+        assert np.array_equal(getattr(solver, name), getattr(fresh, name)), name
+
+
 @pytest.mark.parametrize("spinning_wall", [False, True])
 def test_separations_of_circles_need_no_rotation_unless_an_arm_turns(spinning_wall: bool) -> None:
     """Pivots at the circles' centres have zero arms: a point's separation then changes only

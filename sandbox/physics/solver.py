@@ -634,10 +634,12 @@ class ContactSolver:
         self.delta.fill(0.0)
         # use_bias and use_relax write these whole before a sweep reads them; `constant` is
         # set at the start of each biased pass.
-        self.leak, self.scale, self.push, self.constant, self._apart, self._rigid, self._soft = (
-            scratch.get(name, per_point, F) for name in ("leak", "scale", "push", "constant", "apart", "rigid", "soft"))
+        self.leak, self.scale, self.push, self.constant, self._apart, self._touching, self._soft_push = (
+            scratch.get(name, per_point, F) for name in ("leak", "scale", "push", "constant", "apart", "touching",
+                                                         "soft push"))
         self._is_apart = scratch.get("is apart", per_point, bool)
         self.leaking = False
+        self._relaxed: np.ndarray | None = None  # the separations `push` was last made from by `use_relax`
         # K[1, 0] given to both points (point 1's copy is read), and times the biased scale.
         self._coupling_1_0 = self.scaled_coupling = None
         if p_count == 2:
@@ -714,6 +716,7 @@ class ContactSolver:
         bytes of complex128 arithmetic: 61 -> 45 us a call for tumbler's 5,350 manifolds,
         142 -> 102 us for the base-100 pyramid's 14,950 (the least of 9 x 300 calls)."""
         a, b, out = self.a, self.b, self._rows
+        self._relaxed = None  # `out` is about to change
         dp = body.dp.astype(self._complex)  # once per body, not twice per manifold
         shift = dp.take(b)
         shift -= dp.take(a)
@@ -741,33 +744,40 @@ class ContactSolver:
         carry the mass). A point still apart (speculative) is rigid and may close its gap in
         this substep: bias = s / h, scale = 1, no leak.
         """
-        # push = scale mass bias, with the step's product mass scale x mass (`_soft_mass`).
-        push = np.multiply(self.bias_rate, separation, out=self.push)
-        at_least(push, -self.push_max, out=push)
-        push *= self._soft_mass
-        # The points still apart take the rigid rows by weights 1 and 0 (`apart`), exact in
-        # floating point (x 1 + y 0 = x for finite y): ufuncs on whole arrays, where patching
-        # those points by index took a gather, a product and three scatters (tumbler's 3,300
-        # of 10,900 points apart: 32 against 41 us a call; rain's 160 of 2,100: 12 either way).
-        apart, rigid = self._apart, self._rigid
+        # A point apart takes the rigid row, push = s / h times the mass: the relax pass's push
+        # for the same separations (max(s, 0) m / h, zero for the others). A substep's relax
+        # pass and the next one's biased pass measure from the same positions, so `use_relax`
+        # has mostly made it already; only the first substep's is made here.
+        if self._relaxed is not separation:
+            self.use_relax(separation)
+        # The points still touching take the soft rows: push = scale mass bias, with the step's
+        # product mass scale x mass (`_soft_mass`). The two kinds are blended by weights 1 and
+        # 0 (`touching`, `apart`), exact in floating point (x 1 + 0 = x, x 0 + y = y for finite
+        # x): ufuncs on whole arrays, where patching the points apart by index took a gather, a
+        # product and three scatters (tumbler's 3,300 of 10,900 points apart: 32 against 41 us
+        # a call; rain's 160 of 2,100: 12 either way).
+        apart, touching = self._apart, self._touching
         np.copyto(apart, np.greater(separation, 0.0, out=self._is_apart))  # np.heaviside: 24 against 3 us
-        np.multiply(separation, self._relax_mass, out=rigid)  # s / h, times the mass
-        rigid *= apart
-        soft = np.subtract(F(1.0), apart, out=self._soft)
-        push *= soft
-        push += rigid
-        np.multiply(self.impulse_scale, soft, out=self.leak)
-        np.multiply(self.mass_scale, soft, out=self.scale)
-        self.scale += apart
+        np.subtract(F(1.0), apart, out=touching)
+        soft = np.multiply(self.bias_rate, separation, out=self._soft_push)
+        at_least(soft, -self.push_max, out=soft)
+        soft *= self._soft_mass
+        soft *= touching
+        np.add(soft, self.push, out=self.push)
+        np.multiply(self.impulse_scale, touching, out=self.leak)
+        np.maximum(self.mass_scale, apart, out=self.scale)  # 1 apart; mass_scale (at most 1) touching
         if self.points == 2:
             np.multiply(self.scale, self._coupling_1_0, out=self.scaled_coupling)
+        self._relaxed = None
         self.leaking = True
 
     def use_relax(self, separation: np.ndarray) -> None:
         """Set the normal rows for the rigid relax pass (scale 1, no leak): no push-out, but a
-        speculative point still stops the approach."""
+        speculative point still stops the approach. `use_bias` given the same array next
+        (unchanged: `separations` overwrites its own) starts from this push."""
         at_least(separation, 0.0, out=self.push)
         self.push *= self._relax_mass
+        self._relaxed = separation
         self.leaking = False
 
     def impulse_velocity(self) -> np.ndarray:
