@@ -481,13 +481,13 @@ def _carry_over(new: ContactSet, kept: _Kept, at: np.ndarray | None, found: np.n
     `warm`, each point the impulses of the kept point of the same pair and feature id. `at`,
     `found`: each new manifold's entry in the non-empty `kept` and whether its pair is there
     (as `ManifoldCache._look_up` gives them); None for both: manifold i is entry i (a resting
-    pile of balls, see `ManifoldCache._in_place`: no gathers)."""
+    pile of balls, see `ManifoldCache._in_place`: no gathers). `new` is as `find_manifold_rows`
+    makes it: no point persisted, zero impulses."""
     m = len(new)
     in_place = at is None
     new.color = kept.color[:m].copy() if in_place else np.where(found, kept.color.take(at), -1)
     if not warm:
         return
-    new.persisted = np.zeros((m, 2), bool)
     if not (any_true(new.valid[:, 1]) or any_true(kept.valid[:, 1])):
         # One point a manifold, fresh and kept (circles): slot 0 meets slot 0 alone, and
         # (M,) columns do for the (M, 2) rows. `rain`: 30 against 60 us a step.
@@ -499,7 +499,8 @@ def _carry_over(new: ContactSet, kept: _Kept, at: np.ndarray | None, found: np.n
             valid, ids, normal, tangent = (values.reshape(-1).take(first) for values in columns)
             valid &= found
         same = valid & new.valid[:, 0]
-        same &= ids == new.ids[:, 0]
+        if not in_place:  # in place, every pair is collided by a one-point collider: id 0 on both sides
+            same &= ids == new.ids[:, 0]
         new.persisted[:, 0] = same
         new.normal_impulse[:, 0] = np.where(same, normal, 0.0)
         new.tangent_impulse[:, 0] = np.where(same, tangent, 0.0)
