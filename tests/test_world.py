@@ -382,6 +382,10 @@ def test_profile_reports_stages_and_counts():
     assert p.colors >= 2
     assert set(p.stages()) >= {"broadphase", "narrowphase", "solver"}
     assert all(v >= 0.0 for v in p.stages().values())
+    assert p.total == pytest.approx(sum(p.stages().values()), rel=1e-12) and p.total > 0.0
+    assert p.awake_bodies == 10  # the ten boxes; the ground is static
+    world.step(DT)
+    assert world.profile.total == pytest.approx(sum(world.profile.stages().values()), rel=1e-12)
 
 
 def test_substeps_and_warm_starting_can_change_at_run_time():

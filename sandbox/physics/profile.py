@@ -13,8 +13,8 @@ class StepProfile:
     Stages: `broadphase` (bounding boxes and candidate pairs), `narrowphase` (colliders and
     warm-start matching), `coloring`, `solver` (substeps, restitution, keeping the impulses),
     `continuous` (fast shapes swept against tile edges), `sleep` (rest timers and islands),
-    and `total`. `awake_bodies` counts the dynamic bodies not asleep; `reused` the manifolds
-    rebuilt from the manifold cache instead of collided.
+    and `total`, their sum. `awake_bodies` counts the dynamic bodies not asleep; `reused` the
+    manifolds rebuilt from the manifold cache instead of collided.
     """
 
     broadphase: float = 0.0
@@ -58,4 +58,6 @@ class _Stage:
         self.start = time.perf_counter()
 
     def __exit__(self, *exc: object) -> None:
-        setattr(self.profile, self.name, (time.perf_counter() - self.start) * 1e3)
+        elapsed = (time.perf_counter() - self.start) * 1e3
+        setattr(self.profile, self.name, elapsed)
+        self.profile.total += elapsed

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-__all__ = ["all_true", "any_true", "at_least", "at_most", "clip", "einsum", "indices", "whole_rows"]
+__all__ = ["all_true", "any_true", "at_least", "at_most", "clip", "count_true", "einsum", "indices", "whole_rows"]
 
 try:
     from numpy._core.multiarray import c_einsum as einsum
@@ -62,6 +62,11 @@ def any_true(values: np.ndarray) -> bool:
     count in C, 0.13 against 1.04 us for 211 flags (the step asks about 25 times; NumPy's
     own count_nonzero has a wrapper too, 0.33 us)."""
     return bool(_count_nonzero(values))
+
+
+def count_true(values: np.ndarray) -> int:
+    """How many entries are nonzero (true), as np.count_nonzero without its wrapper."""
+    return int(_count_nonzero(values))
 
 
 def all_true(values: np.ndarray) -> bool:

@@ -27,7 +27,7 @@ from .manifold import Boxes
 from .manifold_cache import ManifoldCache, Near
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
-from .raw_numpy import all_true, any_true, at_most, clip as _clip, einsum as _einsum, indices
+from .raw_numpy import all_true, any_true, at_most, clip as _clip, count_true, einsum as _einsum, indices
 from .shapes import CIRCLE, POLYGON, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
 from .solver import BodyState, ContactSolver, Scratch, Softness
 from .tiles import TileMap
@@ -128,6 +128,7 @@ class World:
         self._turn: tuple[np.ndarray, np.ndarray] | None = None  # see `_rotations`
         self._spin_reach: np.ndarray | None = None  # see `_reach_about_centers`
         self._off_center: np.ndarray | None = None  # see `_off_center_pivots`
+        self._fat_margin: np.ndarray | None = None  # see `_fat_margins`
         self._colors = ColorMemory()
         self._tilemaps: list[tuple[TileMap, Body, int, int]] = []
         self.contacts: ContactSet = ContactSet.empty()
@@ -408,10 +409,11 @@ class World:
             if self._sleeping:
                 self._update_sleep(contacts, dynamic, dt)
         self.contacts = contacts
-        profile.awake_bodies = int(np.count_nonzero((b.type == DYNAMIC) & b.awake))
+        if self._sleeping:  # else `dynamic` still holds: only the sleep stage puts bodies to sleep
+            dynamic = (b.type == DYNAMIC) & b.awake
+        profile.awake_bodies = count_true(dynamic)
         profile.pairs, profile.manifolds, profile.reused = self._manifolds.pairs, len(contacts), self._manifolds.reused
         profile.points, profile.colors = contacts.point_count, len(bounds) - 1
-        profile.total = sum(profile.stages().values())
         self.profile = profile
         self.time += dt
         self.step_count += 1
@@ -488,10 +490,8 @@ class World:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty
         turn = np.exp(1j * b.angle) if turn is None else turn
-        lower, upper = self._current_bounds(settings.AABB_MARGIN + reach, turn, 2 * np.count_nonzero(stirring) > len(b))
-        # Static shapes move only when teleported, so their fat boxes need no margin.
-        fat_margin = np.where(b.type.take(body) == STATIC, 0.0, settings.AABB_FAT_MARGIN)
-        i, j = self._fat_pairs.update(lower, upper, fat_margin, body)
+        lower, upper = self._current_bounds(settings.AABB_MARGIN + reach, turn, 2 * count_true(stirring) > len(b))
+        i, j = self._fat_pairs.update(lower, upper, self._fat_margins(), body)
         may = None  # which pairs pass the filters; None: all do
         if not self._fat_pairs.exact:  # else a busy scene's: the pairs overlap already
             may = overlap(lower, upper, i, j)
@@ -632,6 +632,15 @@ class World:
             self._spin_reach = np.abs(arms).max(axis=0, initial=0.0) + s.radius
         return self._spin_reach
 
+    def _fat_margins(self) -> np.ndarray:
+        """(S,) m: how much larger than its bounds each shape's fat box is (see `FatPairs`).
+        Static shapes move only when teleported, so their fat boxes need no margin. Kept
+        until shapes change (a body's type never does)."""
+        if self._fat_margin is None:
+            static = self._bodies.type.take(self._shapes.body) == STATIC
+            self._fat_margin = np.where(static, 0.0, settings.AABB_FAT_MARGIN)
+        return self._fat_margin
+
     def _off_center_pivots(self) -> np.ndarray:
         """(S,) bool: the shapes whose contact pivots (see `_pivots`) may lie off their body's
         centre of mass, so that the body's turn moves them: every polygon (its pivots are its
@@ -674,7 +683,7 @@ class World:
         self._fat_pairs.reset()
         self._last_bounds = None
         self._vertices = self._normals = None
-        self._spin_reach = self._off_center = None
+        self._spin_reach = self._off_center = self._fat_margin = None
 
     def _current_bounds(self, grow: np.ndarray, turn: np.ndarray, most_move: bool) -> tuple[np.ndarray, np.ndarray]:
         """`shape_bounds(grow)`, recomputing only the shapes whose body moved or whose `grow`
