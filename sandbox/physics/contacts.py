@@ -13,7 +13,7 @@ import numpy as np
 
 from .manifold import PairTypes, collide_near
 from .one_sided import filter_one_sided
-from .raw_numpy import all_true, clip as _clip, indices
+from .raw_numpy import all_true, any_true, clip as _clip, indices
 
 _SHAPE_BITS = 24
 MAX_SHAPES = 1 << _SHAPE_BITS
@@ -152,6 +152,7 @@ def find_manifold_rows(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.nda
     return ContactSet(
         shape_a=a, shape_b=b, body_a=ba, body_b=bb, normal=normal, points=points, depths=depths, ids=ids, valid=valid,
         friction=np.sqrt(shapes.friction.take(a) * shapes.friction.take(b)),
-        restitution=np.maximum(shapes.restitution.take(a), shapes.restitution.take(b)),
+        restitution=(np.maximum(shapes.restitution.take(a), shapes.restitution.take(b))
+                     if any_true(shapes.restitution) else np.zeros(m)),  # most worlds bounce nothing
         persisted=np.zeros((m, 2), bool), normal_impulse=zeros2, tangent_impulse=zeros2.copy(),
         max_normal_impulse=zeros2.copy(), color=np.zeros(m, np.int64)), rows
