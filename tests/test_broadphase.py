@@ -206,7 +206,7 @@ def from_scratch_pairs(world: World, dt: float) -> tuple[np.ndarray, np.ndarray]
     s, b = world._shapes, world._bodies
     body = s.body
     arms = s.verts - b.local_center[body][:, None]  # each vertex from its body's centre of mass
-    reach = np.hypot(arms[..., 0], arms[..., 1]).max(axis=1) + s.radius
+    reach = np.hypot(arms[..., 0], arms[..., 1]).max(axis=1)  # a disc turned about its centre covers itself
     # A point moves at most its body's clamped linear speed plus the chord of its body's turn.
     reach = reach * np.minimum(np.abs(b.w) * dt, 2.0)[body]
     reach += np.minimum(np.hypot(*b.v.T), settings.MAX_LINEAR_SPEED)[body] * dt
@@ -238,8 +238,8 @@ class PairCheck:
         monkeypatch.setattr(FatPairs, "_query", counting)
         self.busy_steps = 0
 
-    def _checked(self, dt: float, turn: np.ndarray | None = None):
-        i, j = self._pairs(dt, turn)
+    def _checked(self, dt: float, turn: np.ndarray | None = None, travel: np.ndarray | float | None = None):
+        i, j = self._pairs(dt, turn, travel)
         fi, fj = from_scratch_pairs(self.world, dt)
         order = pair_order(i, j, len(self.world.shapes)) if self.world._fat_pairs.exact else slice(None)
         np.testing.assert_array_equal(i[order], fi)  # a busy scene's in no particular order

@@ -248,6 +248,33 @@ def test_a_fast_turning_blade_strikes_a_wall_in_its_path():
     assert propeller.angular_velocity < 20.0  # and the blow took half its spin
 
 
+def test_a_turn_moves_only_shapes_off_their_bodys_centre():
+    # How far a turn carries each shape's surface this step: the chord of the turn times the
+    # farthest vertex from the body's centre of mass. A ball turning about its own centre
+    # does not move (its radius adds nothing); a ball on a spinning arm does, and so does a
+    # box; shapes whose bodies do not turn do not.
+    world = World(gravity=(0.0, 0.0))
+    wall = world.create_body("static", position=(0.0, -5.0))
+    wall.add_shape(box(5.0, 0.5))
+    spinner = world.create_body("dynamic", angular_velocity=30.0)
+    centred = spinner.add_shape(Circle(0.5))
+    arm = world.create_body("dynamic", position=(3.0, 0.0), angular_velocity=-6.0)
+    arm.add_shape(box(0.1, 0.1))  # its centre of mass, a little off the ball's...
+    ball_on_arm = arm.add_shape(Circle(0.25, center=(1.0, 0.0)))  # ... 1 m out (the box weighs more)
+    still = world.create_body("dynamic", position=(-3.0, 0.0))
+    resting = still.add_shape(box(0.5, 0.5))
+    travel = world._turn_travel(DT)
+    assert isinstance(travel, np.ndarray)
+    assert travel[centred.index] == 0.0 and travel[resting.index] == 0.0 and travel[wall.shapes[0].index] == 0.0
+    out = 1.0 - arm.local_center[0]  # the ball's centre from the arm's centre of mass
+    assert travel[ball_on_arm.index] == pytest.approx(6.0 * DT * out, rel=1e-12)
+    # Turning balls alone: nothing to carry.
+    balls = World(gravity=(0.0, 0.0))
+    for x in (0.0, 2.0):
+        balls.create_body("dynamic", position=(x, 0.0), angular_velocity=50.0).add_shape(Circle(0.5))
+    assert balls._turn_travel(DT) == 0.0
+
+
 def test_a_spinning_blade_near_the_speed_limit_stays_within_its_swept_bounds():
     # The linear speed is clamped to MAX_LINEAR_SPEED, the turn is not part of that clamp: at
     # 390 m/s and 100 rad/s the trailing blade, 2 m behind the centre, swings 2 m forward of

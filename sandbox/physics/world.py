@@ -127,6 +127,7 @@ class World:
         self._normals: np.ndarray | None = None  # see `_local_normals`
         self._turn: tuple[np.ndarray, np.ndarray] | None = None  # see `_rotations`
         self._spin_reach: np.ndarray | None = None  # see `_reach_about_centers`
+        self._reaching = np.zeros(0, np.int64)  # see `_reaching_shapes`
         self._off_center: np.ndarray | None = None  # see `_off_center_pivots`
         self._fat_margin: np.ndarray | None = None  # see `_fat_margins`
         self._colors = ColorMemory()
@@ -383,13 +384,14 @@ class World:
         turn = self._rotations()
         rot = turn.view(np.float64).reshape(-1, 2)
         with profile.stage("broadphase"):
-            pair_a, pair_b = self._candidate_pairs(dt, turn)
+            travel = self._turn_travel(dt)  # for the broadphase's bounds and the near test's margins
+            pair_a, pair_b = self._candidate_pairs(dt, turn, travel)
         dynamic = (b.type == DYNAMIC) & b.awake  # the bodies the solver moves this step
         with profile.stage("narrowphase"):
             sleepers = (b.type == DYNAMIC) & ~b.awake
             resting = ~dynamic[self._shapes.body] if any_true(sleepers) else None
             contacts = self._manifolds.collide(self._shapes, b.pos, b.angle, rot, pair_a, pair_b,
-                                               self._near_test(pair_a, pair_b, dt, turn),
+                                               self._near_test(pair_a, pair_b, dt, turn, travel),
                                                self.manifold_reuse_distance, resting, self.warm_starting)
         with profile.stage("coloring"):
             colors = self._colors.color(contacts.color, contacts.body_a, contacts.body_b, dynamic,
@@ -470,7 +472,8 @@ class World:
         """The shapes whose bounds overlap the box [lower, upper] (m)."""
         return queries.query_aabb(self, lower, upper, mask=mask)
 
-    def _candidate_pairs(self, dt: float, turn: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _candidate_pairs(self, dt: float, turn: np.ndarray | None = None,
+                         travel: np.ndarray | float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Shape pairs whose bounds, swept by how far any of their points can move this step and
         enlarged, overlap and that may collide. A sleeping island whose bounds meet an awake or
         moving body is woken here, before the pairs are chosen.
@@ -479,11 +482,12 @@ class World:
         with the bounds of the moment, so they are exactly the pairs a from-scratch grid would
         find (same set, same order, but for a busy scene, whose pairs the near test sorts once
         it has dropped those not near: `_near_test`): the cache saves time, never changes a
-        result. `turn`: every body's exp(i angle), if the caller has it."""
+        result. `turn`: every body's exp(i angle), `travel`: `_turn_travel(dt)`, if the caller
+        has them."""
         s, b = self._shapes, self._bodies
         body = s.body
-        reach = _turning_reach(b.w, dt).take(body) * self._reach_about_centers()
-        reach += at_most(length(b.v), settings.MAX_LINEAR_SPEED).take(body) * dt
+        reach = at_most(length(b.v), settings.MAX_LINEAR_SPEED).take(body) * dt
+        reach += self._turn_travel(dt) if travel is None else travel
         dynamic = b.type == DYNAMIC
         stirring = (dynamic & b.awake) | self._moving_kinematic()
         if not any_true(stirring):  # everything static, resting kinematic or asleep: no pair can change
@@ -515,21 +519,22 @@ class World:
         keep = indices(may)
         return i.take(keep), j.take(keep)  # not i[mask]: 0.02 against 0.17 ms (line-profiled) for tumbler
 
-    def _near_test(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float, turn: np.ndarray) -> Near:
+    def _near_test(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float, turn: np.ndarray,
+                   travel: np.ndarray | float) -> Near:
         """The near test of the candidate pairs for `ManifoldCache.collide` (see `Near`): the
         pairs of the rows asked for that `_near_pairs` keeps, sorted if a busy scene's came
         unsorted (only those kept: fewer to sort)."""
         def near(rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             a, b = (pair_a, pair_b) if rows is None else (pair_a.take(rows), pair_b.take(rows))
-            a, b, margin = self._near_pairs(a, b, dt, turn)
+            a, b, margin = self._near_pairs(a, b, dt, turn, travel)
             if not self._fat_pairs.exact:
                 return a, b, margin
             order = pair_order(a, b, len(self._shapes))
             return a.take(order), b.take(order), margin.take(order)
         return near
 
-    def _near_pairs(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float,
-                    turn: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _near_pairs(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float, turn: np.ndarray | None = None,
+                    travel: np.ndarray | float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The candidate pairs that may have contact points, and their speculative margins (m).
 
         A collider gives points only to shapes within the margin of each other, and two shapes
@@ -547,7 +552,7 @@ class World:
         Only pairs of two polygons are tested: a pair with a circle goes to its one-point
         collider, which measures the exact distance for about what the test costs (`rain`'s
         2,000 pairs of circles: 0.12 -> 0.05 ms a step)."""
-        margin = self._speculative_margins(pair_a, pair_b, dt)
+        margin = self._speculative_margins(pair_a, pair_b, dt, travel)
         polygon = self._shapes.kind == POLYGON
         if all_true(polygon):
             near = indices(self._near(pair_a, pair_b, margin, turn))
@@ -600,37 +605,64 @@ class World:
         outside = (normal.conj() * (local - self._local_vertices().take(polygon, axis=1))).real
         return np.maximum.reduce(outside) - s.reach.take(other)
 
-    def _speculative_margins(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float) -> np.ndarray:
+    def _speculative_margins(self, pair_a: np.ndarray, pair_b: np.ndarray, dt: float,
+                             travel: np.ndarray | float | None = None) -> np.ndarray:
         """(P,) each pair's speculative distance (m): SPECULATIVE_DISTANCE plus how far the gap
         between its two shapes can close this step at the bodies' velocities, that is how far
         their relative linear velocity carries them plus, for each body, how far its turn can
-        carry its shape's farthest point (`_turning_reach` times the reach about the body's
-        centre of mass, `_reach_about_centers`). (The sum of the two bodies' speeds
-        would do too, but in a moving pile, where neighbours move together, it gave `tumbler`
-        6,700 manifolds against 5,300 and half again as many points, most of them speculative
-        ones that never carry an impulse.)"""
+        carry its shape's surface (`_turn_travel`, given as `travel` if the caller has it).
+        (The sum of the two bodies' speeds would do too, but in a moving pile, where neighbours
+        move together, it gave `tumbler` 6,700 manifolds against 5,300 and half again as many
+        points, most of them speculative ones that never carry an impulse.)"""
         s, b = self._shapes, self._bodies
-        # Per shape first (its body's velocity, its spin times reach), then gathered per pair.
-        velocity = as_complex(b.v).take(s.body)
-        turning = _turning_reach(b.w, dt).take(s.body) * self._reach_about_centers()
+        velocity = as_complex(b.v).take(s.body)  # per shape, then gathered per pair
         closing = at_most(np.abs(velocity.take(pair_b) - velocity.take(pair_a)), 2.0 * settings.MAX_LINEAR_SPEED)
         closing *= dt
-        closing += turning.take(pair_a) + turning.take(pair_b)
+        travel = self._turn_travel(dt) if travel is None else travel
+        if not isinstance(travel, float):
+            closing += travel.take(pair_a) + travel.take(pair_b)
         closing += settings.SPECULATIVE_DISTANCE
         return closing
 
+    def _turn_travel(self, dt: float) -> np.ndarray | float:
+        """(S,) m: how far its body's turn this step can carry the surface of each shape
+        (`_turning_reach` times `_reach_about_centers`), or 0.0 when that is zero for every
+        shape: a pile of balls, each turning about its own centre, among walls that do not
+        turn (`rain`: about 10 calls a step fewer)."""
+        reach, reaching = self._reach_about_centers(), self._reaching_shapes()
+        body, w = self._shapes.body, self._bodies.w
+        if len(reaching) == len(body):  # every shape: no gathers
+            return _turning_reach(w, dt).take(body) * reach
+        if len(reaching) == 0:
+            return 0.0
+        spin = w.take(body.take(reaching))
+        if not any_true(spin):
+            return 0.0
+        travel = np.zeros(len(body))
+        travel[reaching] = _turning_reach(spin, dt) * reach.take(reaching)
+        return travel
+
     def _reach_about_centers(self) -> np.ndarray:
-        """(S,) m: the farthest any point of each shape lies from its body's centre of mass (the
-        point a body turns about), so that no point of a shape moves faster than its body's
-        speed plus |w| times this: its farthest vertex, plus its radius. A shape's own `reach`
-        is measured from its centroid, which is the body's centre only for a body of one shape:
-        the boxes of a propeller turning at 30 rad/s, 2 m out, moved 1 m a step while their
-        bounds grew by 7 cm, and passed through a wall. Kept until shapes or masses change."""
+        """(S,) m: the farthest vertex of each shape from its body's centre of mass (the point a
+        body turns about), so that a turn by an angle a moves no point of the shape's surface
+        farther than a times this. A rounded shape's radius adds nothing: the shape is its
+        vertices' hull swept by a disc, and a disc turned about its own centre covers itself (a
+        ball turning about its centre of mass does not move at all as far as contacts go). A
+        shape's own `reach` is measured from its centroid, which is the body's centre only for
+        a body of one shape: the boxes of a propeller turning at 30 rad/s, 2 m out, moved 1 m a
+        step while their bounds grew by 7 cm, and passed through a wall. Kept until shapes or
+        masses change."""
         if self._spin_reach is None:
             s, b = self._shapes, self._bodies
             arms = self._local_vertices() - as_complex(b.local_center).take(s.body)
-            self._spin_reach = np.abs(arms).max(axis=0, initial=0.0) + s.radius
+            self._spin_reach = np.abs(arms).max(axis=0, initial=0.0)
+            self._reaching = indices(self._spin_reach > 0.0)
         return self._spin_reach
+
+    def _reaching_shapes(self) -> np.ndarray:
+        """The rows of the shapes that a turn of their body moves (`_reach_about_centers` > 0)."""
+        self._reach_about_centers()
+        return self._reaching
 
     def _fat_margins(self) -> np.ndarray:
         """(S,) m: how much larger than its bounds each shape's fat box is (see `FatPairs`).
