@@ -130,6 +130,7 @@ class World:
         self._reaching = np.zeros(0, np.int64)  # see `_reaching_shapes`
         self._off_center: np.ndarray | None = None  # see `_off_center_pivots`
         self._fat_margin: np.ndarray | None = None  # see `_fat_margins`
+        self._polygons: tuple[np.ndarray, bool, bool] | None = None  # see `_polygon_shapes`
         self._colors = ColorMemory()
         self._tilemaps: list[tuple[TileMap, Body, int, int]] = []
         self.contacts: ContactSet = ContactSet.empty()
@@ -487,7 +488,9 @@ class World:
         s, b = self._shapes, self._bodies
         body = s.body
         reach = at_most(length(b.v), settings.MAX_LINEAR_SPEED).take(body) * dt
-        reach += self._turn_travel(dt) if travel is None else travel
+        travel = self._turn_travel(dt) if travel is None else travel
+        if not isinstance(travel, float):  # else no turn moves a shape
+            reach += travel
         dynamic = b.type == DYNAMIC
         stirring = (dynamic & b.awake) | self._moving_kinematic()
         if not any_true(stirring):  # everything static, resting kinematic or asleep: no pair can change
@@ -553,9 +556,11 @@ class World:
         collider, which measures the exact distance for about what the test costs (`rain`'s
         2,000 pairs of circles: 0.12 -> 0.05 ms a step)."""
         margin = self._speculative_margins(pair_a, pair_b, dt, travel)
-        polygon = self._shapes.kind == POLYGON
-        if all_true(polygon):
+        polygon, every, paired = self._polygon_shapes()
+        if every:
             near = indices(self._near(pair_a, pair_b, margin, turn))
+        elif not paired:  # no pair of two polygons (`rain`'s three walls are one body)
+            return pair_a, pair_b, margin
         else:
             tested = indices(polygon.take(pair_a) & polygon.take(pair_b))
             if len(tested) == 0:
@@ -664,6 +669,16 @@ class World:
         self._reach_about_centers()
         return self._reaching
 
+    def _polygon_shapes(self) -> tuple[np.ndarray, bool, bool]:
+        """(S,) bool, the polygon shapes; whether every shape is one; whether two of them can
+        pair (they lie on two bodies or more: a body's shapes never pair). Kept until shapes
+        change (a shape's kind and body never do)."""
+        if self._polygons is None:
+            polygon = self._shapes.kind == POLYGON
+            bodies = self._shapes.body[polygon]
+            self._polygons = polygon, all_true(polygon), len(bodies) > 0 and not all_true(bodies == bodies[0])
+        return self._polygons
+
     def _fat_margins(self) -> np.ndarray:
         """(S,) m: how much larger than its bounds each shape's fat box is (see `FatPairs`).
         Static shapes move only when teleported, so their fat boxes need no margin. Kept
@@ -715,7 +730,7 @@ class World:
         self._fat_pairs.reset()
         self._last_bounds = None
         self._vertices = self._normals = None
-        self._spin_reach = self._off_center = self._fat_margin = None
+        self._spin_reach = self._off_center = self._fat_margin = self._polygons = None
 
     def _current_bounds(self, grow: np.ndarray, turn: np.ndarray, most_move: bool) -> tuple[np.ndarray, np.ndarray]:
         """`shape_bounds(grow)`, recomputing only the shapes whose body moved or whose `grow`
