@@ -146,7 +146,7 @@ class Scratch:
         """Counts the buffers made: views into the buffers stay valid while it is unchanged."""
         self.colours: tuple[tuple, list] = ((), [])
         """The last solver's colour views and what they were made for (see `ContactSolver`)."""
-        self.orders: tuple[tuple, dict] = ((), {})
+        self.orders: tuple[bytes, dict] = (b"", {})
         """The colour bounds of the last small scene and its `ColourMajor` index arrays."""
         self.structure: tuple = ((), None)
         """What the last solver's arrays that follow from its manifolds' bodies and colours
@@ -510,7 +510,7 @@ class ContactSolver:
         # same) and reused where its other inputs are the same too. The setup of `rain` at
         # rest 0.228 -> 0.203 ms a step, of pyramid20 0.179 -> 0.156 ms (the least of four
         # alternated runs).
-        bounds_key = tuple(bounds)
+        bounds_key = bounds.tobytes()  # a key of the colour sizes (a tuple of NumPy ints took 3 us)
         structure = (scratch.generation, n_body, p_count, bounds_key)
         last, kept = scratch.structure
         if not (kept is not None and last == structure and all_true(kept["a"] == a) and all_true(kept["b"] == b)):
@@ -537,7 +537,8 @@ class ContactSolver:
         # gives max(0 - 0 - 0, 0) for its normal and a zero friction limit. Its Jacobian rows
         # may then hold anything finite, and are left unmasked.
         k = _einsum("rrm->rm", self.coupling)
-        usable = np.concatenate([valid, valid[:1]]) & (k > 0.0)  # point 0 is always there
+        # Each row's point is there (the friction row's: point 0, always there) and has mass.
+        usable = (k > 0.0) & (valid if p_count == 1 else np.concatenate([valid, valid[:1]]))
         # usable / k, and 0 where not usable: the same numbers as 1 / k with where=usable into
         # zeros (tumbler's 20,000 rows: 17 against 46 us).
         self.mass = mass = np.divide(usable, at_least(k, _TINY), out=scratch.get("mass", (rows, m), F))
@@ -549,7 +550,8 @@ class ContactSolver:
         self.coupling *= mass[:, None]
         # Whether a one-point step's normal impulses leave its friction row alone (see
         # `_DECOUPLED`): the sweeps then skip two calls a colour.
-        self.decoupled = p_count == 1 and bool(np.abs(self.coupling[1, 0]).max(initial=0.0) <= _DECOUPLED)
+        most = np.maximum.reduce(np.abs(self.coupling[1, 0]), initial=0.0) if p_count == 1 else np.inf
+        self.decoupled = bool(most <= _DECOUPLED)
         # The friction row in units of its pair's friction f (see the notes above); a
         # frictionless pair's row gets nothing to push it.
         friction = contacts.friction.astype(F)
@@ -563,8 +565,8 @@ class ContactSolver:
         # The arms are kept pre-multiplied by conj(n): Re(dq r conj(n)) is then the arm's turned
         # offset along the normal, and a substep's separations cost two products, not three.
         # Everything per point from here on is colour-major (`layout`), flat (P M,).
-        if small and scratch.orders[0] != tuple(bounds):
-            scratch.orders = tuple(bounds), {}
+        if small and scratch.orders[0] != bounds_key:
+            scratch.orders = bounds_key, {}
         layout = self.layout = ColourMajor(bounds, scratch.orders[1] if small else None, p_count)
         depth = np.ascontiguousarray(contacts.depths.T[:p_count], dtype=F)
         start = np.where(valid, -depth, F(_MISSING))
@@ -676,7 +678,7 @@ class ContactSolver:
         scratch.structure = structure, None if last != structure else dict(
             a=a.copy(), b=b.copy(), gather=gather, inv_mass=body.inv_mass, inv_inertia=body.inv_inertia,
             softness=softness, ground=ground, soft=(self.bias_rate, self.mass_scale, self.impulse_scale))
-        key = (scratch.generation, n_body, p_count, self.decoupled, bounds_key, tuple(two_points))
+        key = (scratch.generation, n_body, p_count, self.decoupled, bounds_key, two_points.tobytes())
         if scratch.colours[0] != key:
             # The colours' work arrays hold nothing from one colour's sweep to the next, so
             # they share one block, the largest colour's, which stays in the cache (in
