@@ -156,9 +156,10 @@ class ManifoldCache:
         rest_rows = self._resting(kept, resting)
         last_a, last_b = self._candidates
         self._candidates = pair_a, pair_b
+        # Last step's pairs went through `_in_place` (`_rows` kept): they are one-point pairs.
         if (rest_rows is None and len(kept.keys) and len(pair_a) == len(last_a) > 0
-                and _polygon_pairs(shapes, pair_a, pair_b) is False and all_true(pair_a == last_a)
-                and all_true(pair_b == last_b)):
+                and all_true(pair_a == last_a) and all_true(pair_b == last_b)
+                and (self._rows is not None or _polygon_pairs(shapes, pair_a, pair_b) is False)):
             contacts = self._in_place(shapes, pos, rot, pair_a, pair_b, near, warm)
             if contacts is not None:
                 return contacts
