@@ -660,7 +660,7 @@ class ContactSolver:
             self._find_sources()
         # Approach speed of each point at the start of the step, for restitution (m/s).
         self.relative_velocity = self.restitution = None
-        if any_true(contacts.restitution > 0.0):
+        if any_true(contacts.restitution):  # restitutions are never negative
             self.restitution = layout.spread(contacts.restitution)
             gathered = body.velocity.reshape(-1).take(gather)
             self.relative_velocity = layout.block(np.einsum("rkm,km->rm", jacobian[:p_count], gathered))

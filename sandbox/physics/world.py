@@ -128,7 +128,7 @@ class World:
         self._turn: tuple[np.ndarray, np.ndarray] | None = None  # see `_rotations`
         self._spin_reach: np.ndarray | None = None  # see `_reach_about_centers`
         self._reaching = np.zeros(0, np.int64)  # see `_reaching_shapes`
-        self._off_center: np.ndarray | None = None  # see `_off_center_pivots`
+        self._off_center: np.ndarray | None = None  # see `_off_center_bodies`
         self._fat_margin: np.ndarray | None = None  # see `_fat_margins`
         self._polygons: tuple[np.ndarray, bool, bool] | None = None  # see `_polygon_shapes`
         self._dynamic: tuple[np.ndarray, int] | None = None  # see `_dynamic_bodies`
@@ -713,15 +713,15 @@ class World:
             self._fat_margin = np.where(static, 0.0, settings.AABB_FAT_MARGIN)
         return self._fat_margin
 
-    def _off_center_pivots(self) -> np.ndarray:
-        """(S,) bool: the shapes whose contact pivots (see `_pivots`) may lie off their body's
-        centre of mass, so that the body's turn moves them: every polygon (its pivots are its
-        contact points), and a circle whose centre is not the centre of mass. Kept until shapes
-        or masses change."""
+    def _off_center_bodies(self) -> np.ndarray:
+        """The rows of the bodies with a shape whose contact pivots (see `_pivots`) may lie off
+        the body's centre of mass, so that its turn moves them: every polygon (its pivots are
+        its contact points), and a circle whose centre is not the centre of mass (`rain`: its
+        container alone). Kept until shapes or masses change."""
         if self._off_center is None:
             s, b = self._shapes, self._bodies
             offset = as_complex(s.verts)[:, 0] - as_complex(b.local_center).take(s.body)
-            self._off_center = (s.kind != CIRCLE) | (offset != 0.0)
+            self._off_center = np.unique(s.body[(s.kind != CIRCLE) | (offset != 0.0)])
         return self._off_center
 
     def _rotations(self) -> np.ndarray:
@@ -957,8 +957,8 @@ class World:
         # of mass (a pile of balls among static walls): the pivots are then not needed at all,
         # and the solver's substeps skip the rotations (one test on the shapes where the
         # pivots and the solver's test per contact point cost `rain` about 45 us a step).
-        can_turn = (body.inv_inertia > 0.0) | (velocity[2] != 0.0)
-        turning = any_true(self._off_center_pivots() & can_turn.take(self._shapes.body))
+        bodies = self._off_center_bodies()  # those with a pivot a turn moves; can they turn?
+        turning = any_true(body.inv_inertia.take(bodies) > 0.0) or any_true(velocity[2].take(bodies) != 0.0)
         pivot_a, pivot_b = self._pivots(contacts, rot_c) if turning else (None, None)
         solver = ContactSolver(contacts, bounds, centers, body, pivot_a, pivot_b, ground, h, contact_soft, static_soft,
                                self.contact_push_max_velocity, self.restitution_threshold, self._scratch,
