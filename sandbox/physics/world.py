@@ -126,8 +126,7 @@ class World:
         self._vertices: np.ndarray | None = None  # see `_local_vertices`
         self._normals: np.ndarray | None = None  # see `_local_normals`
         self._turn: tuple[np.ndarray, np.ndarray] | None = None  # see `_rotations`
-        self._spin_reach: np.ndarray | None = None  # see `_reach_about_centers`
-        self._reaching = np.zeros(0, np.int64)  # see `_reaching_shapes`
+        self._spin_reach: tuple[np.ndarray, np.ndarray] | None = None  # see `_reach_about_centers`
         self._off_center: np.ndarray | None = None  # see `_off_center_bodies`
         self._fat_margin: np.ndarray | None = None  # see `_fat_margins`
         self._polygons: tuple[np.ndarray, bool, bool] | None = None  # see `_polygon_shapes`
@@ -665,14 +664,14 @@ class World:
         if self._spin_reach is None:
             s, b = self._shapes, self._bodies
             arms = self._local_vertices() - as_complex(b.local_center).take(s.body)
-            self._spin_reach = np.abs(arms).max(axis=0, initial=0.0)
-            self._reaching = indices(self._spin_reach > 0.0)
-        return self._spin_reach
+            reach = np.abs(arms).max(axis=0, initial=0.0)
+            self._spin_reach = reach, indices(reach > 0.0)
+        return self._spin_reach[0]
 
     def _reaching_shapes(self) -> np.ndarray:
         """The rows of the shapes that a turn of their body moves (`_reach_about_centers` > 0)."""
         self._reach_about_centers()
-        return self._reaching
+        return self._spin_reach[1]
 
     def _polygon_shapes(self) -> tuple[np.ndarray, bool, bool]:
         """(S,) bool, the polygon shapes; whether every shape is one; whether two of them can
