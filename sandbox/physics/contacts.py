@@ -111,6 +111,19 @@ class ContactSet:
                    np.zeros((0, 2)), i)
 
 
+def mixed_friction(shapes, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(P,) the friction of each pair of shape rows (a, b): sqrt(friction_a friction_b)."""
+    return np.sqrt(shapes.friction.take(a) * shapes.friction.take(b))
+
+
+def mixed_restitution(shapes, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(P,) the restitution of each pair of shape rows (a, b): the larger of the two (zeros
+    without gathers when no shape bounces, as in most worlds)."""
+    if not any_true(shapes.restitution):
+        return np.zeros(len(a))
+    return np.maximum(shapes.restitution.take(a), shapes.restitution.take(b))
+
+
 def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray,
                    pair_a: np.ndarray, pair_b: np.ndarray, margin: np.ndarray) -> ContactSet:
     """Run the colliders on candidate pairs and keep the pairs that produced points.
@@ -151,8 +164,6 @@ def find_manifold_rows(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.nda
     zeros2 = np.zeros((m, 2))
     return ContactSet(
         shape_a=a, shape_b=b, body_a=ba, body_b=bb, normal=normal, points=points, depths=depths, ids=ids, valid=valid,
-        friction=np.sqrt(shapes.friction.take(a) * shapes.friction.take(b)),
-        restitution=(np.maximum(shapes.restitution.take(a), shapes.restitution.take(b))
-                     if any_true(shapes.restitution) else np.zeros(m)),  # most worlds bounce nothing
+        friction=mixed_friction(shapes, a, b), restitution=mixed_restitution(shapes, a, b),
         persisted=np.zeros((m, 2), bool), normal_impulse=zeros2, tangent_impulse=zeros2.copy(),
         max_normal_impulse=zeros2.copy(), color=np.zeros(m, np.int64)), rows

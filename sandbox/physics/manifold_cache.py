@@ -39,7 +39,8 @@ from typing import Callable
 
 import numpy as np
 
-from .contacts import ContactSet, find_manifold_rows, look_up, pair_keys, pair_shapes
+from .contacts import (ContactSet, find_manifold_rows, look_up, mixed_friction, mixed_restitution, pair_keys,
+                       pair_shapes)
 from .manifold import PairTypes
 from .raw_numpy import all_true, any_true, indices, whole_rows
 from .shapes import POLYGON
@@ -382,8 +383,7 @@ class ManifoldCache:
             shape_a=a, shape_b=b, body_a=bodies[0], body_b=bodies[1], normal=n.view(np.float64).reshape(m, 2),
             points=np.ascontiguousarray(mid.T).view(np.float64).reshape(m, 2, 2), depths=depth.T, ids=kept.ids,
             valid=valid,
-            friction=np.sqrt(shapes.friction.take(a) * shapes.friction.take(b)),
-            restitution=np.maximum(shapes.restitution.take(a), shapes.restitution.take(b)),
+            friction=mixed_friction(shapes, a, b), restitution=mixed_restitution(shapes, a, b),
             persisted=np.zeros((m, 2), bool), normal_impulse=zeros, tangent_impulse=zeros.copy(),
             max_normal_impulse=zeros.copy(), color=kept.color.copy())
 
