@@ -259,8 +259,8 @@ def test_a_turn_moves_only_shapes_off_their_bodys_centre():
     spinner = world.create_body("dynamic", angular_velocity=30.0)
     centred = spinner.add_shape(Circle(0.5))
     arm = world.create_body("dynamic", position=(3.0, 0.0), angular_velocity=-6.0)
-    arm.add_shape(box(0.1, 0.1))  # its centre of mass, a little off the ball's...
-    ball_on_arm = arm.add_shape(Circle(0.25, center=(1.0, 0.0)))  # ... 1 m out (the box weighs more)
+    arm.add_shape(box(0.1, 0.1))
+    ball_on_arm = arm.add_shape(Circle(0.25, center=(1.0, 0.0)))  # its centre off the arm's centre of mass
     still = world.create_body("dynamic", position=(-3.0, 0.0))
     resting = still.add_shape(box(0.5, 0.5))
     travel = world._turn_travel(DT)
