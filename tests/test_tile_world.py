@@ -155,6 +155,27 @@ def test_a_core_turning_past_a_tile_corner_stops_short_of_it():
     assert np.hypot(*(ball - 1.55)) >= 0.3 - LINEAR_SLOP  # its core short of the corner
 
 
+def test_a_body_stopped_at_a_tile_edge_renews_its_turn_for_the_next_step():
+    # As a step ends: the solver has carried the ball through the wall and turned it, the
+    # step keeps the turns of the angles it leaves (`_renew_rotations`), then the stop turns
+    # the ball back with its path. It must renew that turn, so that the next step finds
+    # every kept angle current and recomputes none (see `World._rotations`).
+    world = World(gravity=(0.0, 0.0))
+    world.add_tilemap(TileMap([[FULL]] * 2, origin=(0.0, -1.0)))
+    ball = world.create_body("dynamic", position=(-3.0, 3.0), angle=math.pi)
+    ball.add_shape(Circle(0.1, center=(0.0, 3.0)))
+    b = world.body_data
+    start = b.pos.copy(), b.angle.copy()
+    b.pos[ball.index] = (3.0, 3.0)
+    b.angle[ball.index] = math.pi + 0.2
+    world._renew_rotations(world._oriented_bodies())
+    world._stop_at_tile_edges(np.array([False, True]), *start)
+    assert math.pi < ball.angle < math.pi + 0.2  # turned back along with its path
+    angles, turn = world._turn
+    assert angles.tobytes() == b.angle.tobytes()
+    assert turn[ball.index] == np.exp(1j * ball.angle)
+
+
 def test_a_circle_on_a_convex_corner_gets_exactly_one_contact():
     world = World(gravity=(0.0, 0.0))
     tiles = world.add_tilemap(TileMap([[FULL]], origin=(0.0, 0.0)))

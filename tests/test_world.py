@@ -332,6 +332,65 @@ def test_a_step_without_contacts_moves_bodies_as_the_contact_solver_would(dampin
     assert free.position[0] > 1.0 and free.position[1] > 50.5 and free.angle > 0.8  # it flew up and turned
 
 
+def test_a_step_renews_the_turns_of_the_bodies_whose_turn_places_something():
+    # The turns the next step starts from (`_rotations`) are exact for every body whose turn
+    # places a shape or its centre of mass; a ball about its own origin is left out (its turn
+    # moves nothing): the world must move as one that renews every turn, bit for bit.
+    def build(renew_all: bool) -> tuple[World, list]:
+        world = World(gravity=(0.0, -10.0))
+        if renew_all:
+            world._oriented_bodies = lambda: np.arange(len(world._bodies))
+        ground = world.create_body("static", position=(0.0, -1.0))
+        ground.add_shape(box(20.0, 0.5))
+        ball = world.create_body("dynamic", position=(-4.0, 0.0), linear_velocity=(2.0, 0.0))
+        ball.add_shape(Circle(0.5))
+        crate = world.create_body("dynamic", position=(-2.5, 0.5), angular_velocity=1.0)
+        crate.add_shape(box(0.5, 0.5))
+        off_centre = world.create_body("dynamic", position=(4.0, 0.0), angular_velocity=-2.0)
+        off_centre.add_shape(Circle(0.25, center=(0.3, 0.0)))
+        pair = world.create_body("dynamic", position=(8.0, 0.0))
+        pair.add_shape(Circle(0.25, center=(0.0, 0.0)))
+        pair.add_shape(Circle(0.5, center=(0.0, 1.0)))  # its centre of mass is off its origin
+        rod = world.create_body("dynamic", position=(12.0, 0.0), angular_velocity=2.0)
+        rod.add_shape(Segment((0.0, 0.0), (1.0, 0.0)))  # its first vertex at the origin
+        return world, [ground, ball, crate, off_centre, pair, rod]
+
+    world, (ground, ball, crate, off_centre, pair, rod) = build(False)
+    every, _ = build(True)
+    assert world._oriented_bodies().tolist() == [ground.index, crate.index, off_centre.index, pair.index, rod.index]
+    oriented = world._oriented_bodies()
+    crate_turned = 0.0
+    for _ in range(90):
+        world.step(DT)
+        every.step(DT)
+        crate_turned = max(crate_turned, abs(crate.angle))
+        angle = world._bodies.angle
+        assert world._rotations()[oriented].tobytes() == np.exp(1j * angle[oriented]).tobytes()
+        for name in ("pos", "angle", "v", "w"):
+            assert getattr(world._bodies, name).tobytes() == getattr(every._bodies, name).tobytes()
+    assert world._rotations()[ball.index] != np.exp(1j * ball.angle)  # its turn was not renewed
+    assert ball.position[0] > -3.5 and ball.angle < -0.5 and crate_turned > 0.1  # it rolled; the crate turned
+
+
+def test_balls_whose_centres_coincide_take_the_fallback_normal_from_the_first_balls_angle():
+    # Two circles whose centres coincide have no line of centres: the normal is A's (0, 1),
+    # turned by A's angle. A ball about its own origin keeps no fresh turn between steps
+    # (see the test above), so the narrowphase must take it from the angle.
+    world = World(gravity=(0.0, 0.0))
+    first = world.create_body("dynamic", angular_velocity=3.0)
+    first.add_shape(Circle(0.5))
+    second = world.create_body("dynamic", position=(5.0, 0.0))
+    second.add_shape(Circle(0.5))
+    for _ in range(20):
+        world.step(DT)
+    second.position = first.position
+    angle = first.angle
+    assert angle == pytest.approx(1.0, abs=1e-9)
+    world.step(DT)
+    assert len(world.contacts) == 1 and world.contacts.body_a[0] == first.index
+    np.testing.assert_allclose(world.contacts.normal[0], (-math.sin(angle), math.cos(angle)), rtol=0, atol=1e-12)
+
+
 @pytest.mark.slow
 def test_two_pyramid_runs_are_bitwise_identical():
     def final_state():

@@ -135,13 +135,14 @@ def find_manifolds(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray
 
 
 def find_manifold_rows(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray, pair_a: np.ndarray,
-                       pair_b: np.ndarray, margin: np.ndarray,
-                       types: PairTypes | None = None) -> tuple[ContactSet, np.ndarray | None]:
+                       pair_b: np.ndarray, margin: np.ndarray, types: PairTypes | None = None,
+                       angle: np.ndarray | None = None) -> tuple[ContactSet, np.ndarray | None]:
     """`find_manifolds`, and which candidates produced the manifolds: their rows, in order
-    (None: all of them). `types`: the pairs' `PairTypes`, if the caller keeps them."""
+    (None: all of them). `types`: the pairs' `PairTypes`, if the caller keeps them; `angle`:
+    the bodies' angles, as `collide_near` takes them."""
     if len(pair_a) == 0:
         return ContactSet.empty(), None
-    near, batch = collide_near(shapes, body_of, pos, rot, pair_a, pair_b, margin, types)
+    near, batch = collide_near(shapes, body_of, pos, rot, pair_a, pair_b, margin, types, angle)
     if near is not None:  # the batch holds the pairs `near` alone
         pair_a, pair_b = pair_a.take(near), pair_b.take(near)
     filter_one_sided(batch, shapes, pair_a, pair_b, pos, rot)

@@ -1045,15 +1045,16 @@ class PairTypes:
 
 def collide_shapes(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray, pair_a: np.ndarray,
                    pair_b: np.ndarray, margin: np.ndarray | float = SPECULATIVE_DISTANCE,
-                   types: PairTypes | None = None) -> ManifoldBatch:
+                   types: PairTypes | None = None, angle: np.ndarray | None = None) -> ManifoldBatch:
     """Manifolds of P pairs of rows (pair_a[p], pair_b[p]) of a shape table, as the world's
     narrowphase stores them (see `collide_near`)."""
-    return _dense(len(pair_a), *collide_near(shapes, body_of, pos, rot, pair_a, pair_b, margin, types))
+    return _dense(len(pair_a), *collide_near(shapes, body_of, pos, rot, pair_a, pair_b, margin, types, angle))
 
 
 def collide_near(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray, pair_a: np.ndarray,
                  pair_b: np.ndarray, margin: np.ndarray | float = SPECULATIVE_DISTANCE,
-                 types: PairTypes | None = None) -> tuple[np.ndarray | None, ManifoldBatch]:
+                 types: PairTypes | None = None,
+                 angle: np.ndarray | None = None) -> tuple[np.ndarray | None, ManifoldBatch]:
     """`collide_shapes` as (rows, batch): the manifolds of the pairs `rows` (None: all P), the
     other pairs having no point (a batch of polygons comes back without the pairs its
     separating axis test put beyond their margins).
@@ -1066,7 +1067,9 @@ def collide_near(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray, 
     Circle vs polygon runs as polygon vs circle with the normal negated. `margin` (m, scalar
     or (P,)) is each pair's speculative distance: points farther apart than it are dropped.
     The world widens it by how far the gap of the pair can close in a step. `types`: the
-    pairs' `PairTypes`, if the caller keeps them.
+    pairs' `PairTypes`, if the caller keeps them. `angle` (N,) rad: the bodies' angles, given
+    when `rot` is exact only where a body's turn places a shape (the world's, see
+    `World._rotations`); two circles whose centres coincide then take A's turn from it.
     """
     count = len(pair_a)
     margin = _margins(margin, count)
@@ -1086,8 +1089,10 @@ def collide_near(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.ndarray, 
         return origin.take(body) + turn.take(body) * local.take(rows)
 
     def circles(a, b):
-        return _circles(centers(a), shapes.radius.take(a), centers(b), shapes.radius.take(b),
-                        lambda rows: turn.take(body_of.take(a.take(rows))))
+        def turn_a(rows):  # asked only where centres coincide
+            body = body_of.take(a.take(rows))
+            return turn.take(body) if angle is None else np.exp(1j * angle.take(body))
+        return _circles(centers(a), shapes.radius.take(a), centers(b), shapes.radius.take(b), turn_a)
 
     def polygon_circle(a, b):
         body = body_of.take(a)

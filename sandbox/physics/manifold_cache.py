@@ -147,7 +147,8 @@ class ManifoldCache:
         pairs, and a pair that held still has had points since its collision and is rebuilt
         untested (the base-100 pyramid's 15,000 pairs: 0.37 ms of tests a step).
 
-        `pos` (N, 2) body origins (m), `angle` (N,) (rad), `rot` (N, 2) their (cos, sin);
+        `pos` (N, 2) body origins (m), `angle` (N,) (rad), `rot` (N, 2) their (cos, sin), exact
+        where a body's turn places a shape (see `World._rotations`);
         `tolerance` (m): how far any point of B may have moved relative to A for the manifold
         to be reused (0 turns reuse off). `resting` (S,) bool: the shapes on sleeping or static
         bodies, whose pairs are kept while not candidates; None when no body sleeps. `warm`:
@@ -161,7 +162,7 @@ class ManifoldCache:
         if (rest_rows is None and len(kept.keys) and len(pair_a) == len(last_a) > 0
                 and all_true(pair_a == last_a) and all_true(pair_b == last_b)
                 and (self._rows is not None or _polygon_pairs(shapes, pair_a, pair_b) is False)):
-            contacts = self._in_place(shapes, pos, rot, pair_a, pair_b, near, warm)
+            contacts = self._in_place(shapes, pos, angle, rot, pair_a, pair_b, near, warm)
             if contacts is not None:
                 return contacts
         self._rows = None
@@ -207,7 +208,7 @@ class ManifoldCache:
             else:
                 fresh_a, fresh_b, fresh_margin = pair_a.take(fresh), pair_b.take(fresh), margin.take(fresh)
         if len(fresh_a):
-            new, rows = find_manifold_rows(shapes, body, pos, rot, fresh_a, fresh_b, fresh_margin)
+            new, rows = find_manifold_rows(shapes, body, pos, rot, fresh_a, fresh_b, fresh_margin, angle=angle)
             if len(new) and len(kept.keys):
                 if at is None:  # not looked up: no pair is reusable, or a resting scene's
                     entries = self._look_up(pair_keys(new.shape_a, new.shape_b))
@@ -239,8 +240,8 @@ class ManifoldCache:
             return old
         return ContactSet(*(np.concatenate([getattr(new, f.name), getattr(old, f.name)]) for f in fields(ContactSet)))
 
-    def _in_place(self, shapes, pos: np.ndarray, rot: np.ndarray, pair_a: np.ndarray, pair_b: np.ndarray,
-                  near: Near, warm: bool) -> ContactSet | None:
+    def _in_place(self, shapes, pos: np.ndarray, angle: np.ndarray, rot: np.ndarray, pair_a: np.ndarray,
+                  pair_b: np.ndarray, near: Near, warm: bool) -> ContactSet | None:
         """`collide` for a scene of one-point pairs (circles, circles on polygons) whose
         candidates are last step's: every candidate is collided afresh, as it would be, but the
         cache's entries in their own order, last step's colour order, and the others after
@@ -270,7 +271,7 @@ class ManifoldCache:
             return None
         if self._types is None:  # kept with the rows: the same pairs have the same types
             self._types = PairTypes.of(shapes.kind, a, b)
-        new, touching = find_manifold_rows(shapes, shapes.body, pos, rot, a, b, margin, self._types)
+        new, touching = find_manifold_rows(shapes, shapes.body, pos, rot, a, b, margin, self._types, angle)
         if touching is None:
             touching = np.arange(len(a))
         same = len(new) == k and touching[k - 1] == k - 1  # the same pairs touch, in the same order
