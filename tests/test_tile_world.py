@@ -191,6 +191,47 @@ def test_a_circle_on_a_convex_corner_gets_exactly_one_contact():
     assert c.depths[with_tiles[0], 0] == pytest.approx(-0.01, abs=1e-9)
 
 
+WEDGE = _code("wedge")  # the triangle (0.5, 0), (1, 0), (1, 0.5) of its cell: two 45-degree tips
+
+
+def test_a_circle_over_the_sharp_tip_of_a_wedge_gets_the_corner_contact():
+    # The tip (1, 0.5) is the right edge's end. A centre above it and a little left is behind
+    # that edge's line (x < 1) and in front of the other edge at the tip (the slope): outside
+    # the tile, over the corner. It must get the corner's contact, along the line from the tip.
+    for degrees in (95.0, 110.0, 130.0):
+        world = World(gravity=(0.0, 0.0))
+        tiles = world.add_tilemap(TileMap([[WEDGE]], origin=(0.0, 0.0)))
+        t = math.radians(degrees)
+        ball = world.create_body("dynamic", position=(1.0 + 0.1 * math.cos(t), 0.5 + 0.1 * math.sin(t)))
+        ball.add_shape(Circle(0.25))
+        world.step(DT)
+        c = world.contacts
+        assert len(c) == 1 and tiles.index in (c.body_a[0], c.body_b[0]) and c.valid[0].tolist() == [True, False]
+        normal = c.normal[0] * (1 if c.body_a[0] == tiles.index else -1)
+        assert normal == pytest.approx([math.cos(t), math.sin(t)], abs=1e-9)
+        assert c.depths[0, 0] == pytest.approx(0.15, abs=1e-9)
+
+
+def test_a_ball_dropped_on_the_tip_of_a_wedge_rolls_down_its_slope():
+    # Dropped just left of the tip, the ball lands over the corner: it must be held out of the
+    # tile and roll down the slope to the floor, not sink into the tip and hang there (as it
+    # did while neither edge met it, held only by the tile sweep, its speed growing step after
+    # step).
+    world = World()
+    world.add_tilemap(TileMap([[-1] * 5, [-1, -1, -1, WEDGE, -1], [FULL] * 5], origin=(-3.0, -1.0)))
+    ball = world.create_body("dynamic", position=(0.98, 1.5))  # the tip is at (1, 0.5)
+    ball.add_shape(Circle(0.25))
+    deepest = 0.0
+    for _ in range(int(1.2 / DT)):
+        world.step(DT)
+        x, y = ball.position
+        if x < 1.0 and y > 0.5:  # over the tip, on the slope's side
+            deepest = max(deepest, 0.25 - math.hypot(x - 1.0, y - 0.5))
+    assert deepest < 0.02  # never more than a few slops into the tip
+    assert ball.position[0] < 0.4 and ball.position[1] == pytest.approx(0.25, abs=0.01)  # on the floor, left of it
+    assert ball.linear_velocity[0] < -1.0 and abs(ball.linear_velocity[1]) < 0.05
+
+
 def test_a_shape_behind_an_edge_gets_no_contact_from_it():
     # A ball whose centre is inside a thick floor, below its top edge, is not pushed up
     # through the top (Box2D's chain edges behave the same): it meets no edge from the front.

@@ -6,7 +6,10 @@ for whole batches at once (Box2D's chain segments solve the same problem with gh
 
 * The other shape is behind the edge (its centroid is on the solid side): no contact. It is
   either inside the solid, where the edges in front of it will push it out, or it will be met
-  by the edge whose front it is in.
+  by the edge whose front it is in. Near a convex corner the solid is behind both edges'
+  lines, so a contact at the corner is dropped only if the centroid is behind both: at a
+  corner sharper than a right angle a shape can be behind one line and yet outside, over the
+  corner (a ball on the tip of a wedge tile was met by neither edge and sank into it).
 * The normal tilts toward an end that is a **concave** corner (the next edge turns up towards
   the shape, as at the foot of a slope): snap it to n. Otherwise a box sliding into the corner
   meets the end vertex and gets a diagonal normal that bumps it.
@@ -64,8 +67,12 @@ def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: n
     n_next = rotate(re, shapes.edge_neighbors[edge, end])  # the neighbour's normal at that end
     turn = cross(n, n_next)
     in_cone = (cross(n, normal) * turn >= 0.0) & (cross(normal, n_next) * turn >= 0.0)
+    corner = ~face & convex & toward_b & in_cone  # this edge's convex corner b keeps the contact
+    if any_true(corner & behind):  # behind the neighbour's line through b too?
+        b = pos.take(be, axis=0) + rotate(re, shapes.verts[:, 1].take(edge, axis=0))
+        behind &= ~corner | (dot(centroid - b, n_next) < 0.0)
     snap = ~face & ~convex & ~behind
-    drop = behind | (~face & convex & ~(toward_b & in_cone))
+    drop = behind | (~face & convex & ~corner)
 
     if any_true(snap):
         _snap(batch, rows[snap], normal[snap], n[snap], a[snap], sign[snap])
