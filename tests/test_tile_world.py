@@ -117,17 +117,22 @@ def test_small_fast_box_does_not_pass_a_one_tile_wall():
         assert crate.position[0] < 0.0
 
 
-def test_a_core_off_its_body_origin_is_swept_where_the_body_turns_it():
-    # The swept core is the shape's centroid placed by the body's angle: turned half a turn,
-    # this circle lies 3 m below its body's origin, level with a wall one tile high that its
-    # unturned place would pass above. A step that carried it through the wall is cut back to
-    # where it touches (its radius less a slop short of x = 0).
+def _ball_on_a_turned_arm():
+    """(world, ball, start): a circle 3 m out on its body, turned half a turn so that it lies
+    3 m below the body's origin at (-3, 3), level with a wall one tile high at x in [0, 1] that
+    its unturned place would pass above; `start` the bodies' positions and angles now."""
     world = World(gravity=(0.0, 0.0))
     world.add_tilemap(TileMap([[FULL]] * 2, origin=(0.0, -1.0)))
     ball = world.create_body("dynamic", position=(-3.0, 3.0), angle=math.pi)
     ball.add_shape(Circle(0.1, center=(0.0, 3.0)))
     b = world.body_data
-    start = b.pos.copy(), b.angle.copy()
+    return world, ball, (b.pos.copy(), b.angle.copy())
+
+
+def test_a_core_off_its_body_origin_is_swept_where_the_body_turns_it():
+    # The swept core is the shape's centroid placed by the body's angle. A step that carried
+    # it through the wall is cut back to where it touches (its radius less a slop short of x = 0).
+    world, ball, start = _ball_on_a_turned_arm()
     ball.position = (3.0, 3.0)
     world._stop_at_tile_edges(np.array([False, True]), *start)
     assert ball.world_point((0.0, 3.0)) == pytest.approx((-0.1 + 0.005, 0.0), abs=1e-9)
@@ -160,12 +165,8 @@ def test_a_body_stopped_at_a_tile_edge_renews_its_turn_for_the_next_step():
     # step keeps the turns of the angles it leaves (`_renew_rotations`), then the stop turns
     # the ball back with its path. It must renew that turn, so that the next step finds
     # every kept angle current and recomputes none (see `World._rotations`).
-    world = World(gravity=(0.0, 0.0))
-    world.add_tilemap(TileMap([[FULL]] * 2, origin=(0.0, -1.0)))
-    ball = world.create_body("dynamic", position=(-3.0, 3.0), angle=math.pi)
-    ball.add_shape(Circle(0.1, center=(0.0, 3.0)))
+    world, ball, start = _ball_on_a_turned_arm()
     b = world.body_data
-    start = b.pos.copy(), b.angle.copy()
     b.pos[ball.index] = (3.0, 3.0)
     b.angle[ball.index] = math.pi + 0.2
     world._renew_rotations(world._oriented_bodies())
