@@ -233,6 +233,28 @@ def test_a_ball_dropped_on_the_tip_of_a_wedge_rolls_down_its_slope():
     assert ball.linear_velocity[0] < -1.0 and abs(ball.linear_velocity[1]) < 0.05
 
 
+def test_a_box_resting_tilted_over_a_tile_corner_is_held_by_the_top_edge():
+    # The box lies on the tile's top, tilted 3 degrees, its corner 2 cm past the tile's: the
+    # tile's corner (1, 1) pokes its bottom face. From the top edge the contact has the box
+    # face's normal, tilted toward the corner; from the side edge, whose line the box's
+    # centre is behind, a sideways one. The top edge must keep it (neither did, and the box
+    # hung there, held only by the tile sweep, its speed growing step after step).
+    world = World()
+    world.add_tilemap(TileMap([[FULL]], origin=(0.0, 0.0)))
+    tilt = -0.0528
+    crate = world.create_body("dynamic", position=(0.82, 1.195), angle=tilt)
+    crate.add_shape(box(0.2, 0.2))
+    world.step(DT)
+    c = world.contacts
+    assert len(c) == 1
+    assert c.normal[0] * (1 if c.body_a[0] != crate.index else -1) == pytest.approx([-math.sin(tilt), math.cos(tilt)],
+                                                                                    abs=1e-3)
+    for _ in range(int(2.0 / DT)):
+        world.step(DT)
+    assert crate.position[1] == pytest.approx(1.2, abs=0.01) and abs(crate.angle) < 1e-3  # lying flat on the top
+    assert math.hypot(*crate.linear_velocity) < 0.01
+
+
 def test_a_shape_behind_an_edge_gets_no_contact_from_it():
     # A ball whose centre is inside a thick floor, below its top edge, is not pushed up
     # through the top (Box2D's chain edges behave the same): it meets no edge from the front.

@@ -6,17 +6,20 @@ for whole batches at once (Box2D's chain segments solve the same problem with gh
 
 * The other shape is behind the edge (its centroid is on the solid side): no contact. It is
   either inside the solid, where the edges in front of it will push it out, or it will be met
-  by the edge whose front it is in. Near a convex corner the solid is behind both edges'
-  lines, so a contact at the corner is dropped only if the centroid is behind both: at a
-  corner sharper than a right angle a shape can be behind one line and yet outside, over the
-  corner (a ball on the tip of a wedge tile was met by neither edge and sank into it).
+  by the edge whose front it is in.
 * The normal tilts toward an end that is a **concave** corner (the next edge turns up towards
   the shape, as at the foot of a slope): snap it to n. Otherwise a box sliding into the corner
   meets the end vertex and gets a diagonal normal that bumps it.
 * The normal tilts toward a **convex** corner (the boundary turns away, as on a ledge): the
-  corner's vertex region is shared by two edges. It is kept by the edge whose *end* b the
-  vertex is, and only while the normal lies between the two edges' normals; a normal past the
-  neighbour's belongs to the neighbour's face. So every corner contact exists exactly once.
+  corner's vertex region is shared by two edges, and the contact is kept by one of them. A
+  shape in front of one edge's line and behind the other's is over the first edge's side of
+  the corner: the first keeps it. (Each edge collides the shape on its own, and the two need
+  not agree: a box resting tilted on a tile's top, over its corner, has its face's normal
+  from the top edge but a sideways one from the side edge it is behind. At a corner sharper
+  than a right angle, a ball over the tip is behind one line and outside the tile.) A shape
+  in front of both is met by the edge whose *end* b the vertex is, while the normal lies
+  between the two edges' normals; a normal past the neighbour's belongs to the neighbour's
+  face. So every corner contact exists exactly once.
 
 A normal counts as the face normal while dot(normal, n) >= 1 - FACE_TOLERANCE.
 """
@@ -65,14 +68,18 @@ def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: n
     end = toward_b.astype(np.int64)
     convex = shapes.edge_convex[edge, end]
     n_next = rotate(re, shapes.edge_neighbors[edge, end])  # the neighbour's normal at that end
-    turn = cross(n, n_next)
-    in_cone = (cross(n, normal) * turn >= 0.0) & (cross(normal, n_next) * turn >= 0.0)
-    corner = ~face & convex & toward_b & in_cone  # this edge's convex corner b keeps the contact
-    if any_true(corner & behind):  # behind the neighbour's line through b too?
+    corner = ~face & convex  # tilted toward a convex corner: which edge keeps it?
+    keep = np.zeros(len(rows), bool)
+    if any_true(corner):
+        # The corner is the end the normal tilts toward; the neighbour's line runs through it.
         b = pos.take(be, axis=0) + rotate(re, shapes.verts[:, 1].take(edge, axis=0))
-        behind &= ~corner | (dot(centroid - b, n_next) < 0.0)
+        vertex = np.where(toward_b[:, None], b, a)
+        behind_next = dot(centroid - vertex, n_next) < 0.0
+        turn = cross(n, n_next)
+        in_cone = (cross(n, normal) * turn >= 0.0) & (cross(normal, n_next) * turn >= 0.0)
+        keep = corner & ~behind & (behind_next | (toward_b & in_cone))
     snap = ~face & ~convex & ~behind
-    drop = behind | (~face & convex & ~corner)
+    drop = (behind | corner) & ~keep
 
     if any_true(snap):
         _snap(batch, rows[snap], normal[snap], n[snap], a[snap], sign[snap])
