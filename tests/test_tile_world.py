@@ -247,8 +247,8 @@ def test_a_box_resting_tilted_over_a_tile_corner_is_held_by_the_top_edge():
     world.step(DT)
     c = world.contacts
     assert len(c) == 1
-    assert c.normal[0] * (1 if c.body_a[0] != crate.index else -1) == pytest.approx([-math.sin(tilt), math.cos(tilt)],
-                                                                                    abs=1e-3)
+    normal = c.normal[0] * (1 if c.body_a[0] != crate.index else -1)  # from the tile to the box
+    assert normal == pytest.approx([-math.sin(tilt), math.cos(tilt)], abs=1e-3)  # the box face's
     for _ in range(int(2.0 / DT)):
         world.step(DT)
     assert crate.position[1] == pytest.approx(1.2, abs=0.01) and abs(crate.angle) < 1e-3  # lying flat on the top
