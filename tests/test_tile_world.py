@@ -255,6 +255,26 @@ def test_a_box_resting_tilted_over_a_tile_corner_is_held_by_the_top_edge():
     assert math.hypot(*crate.linear_velocity) < 0.01
 
 
+def test_a_small_box_stopped_at_the_start_of_its_path_loses_its_speed_into_the_edge():
+    # A small box turned 34 degrees, thrown down onto the corner of a half tile, its core
+    # already touching the corner: the two edges there give it different faces' normals and
+    # keep neither, so no contact holds it; the tile sweep stops it at the start of its path.
+    # It must lose its speed into the corner there (it kept it, and hung on the corner step
+    # after step while gravity added to it), slide off and come to rest on the floor.
+    world = World()
+    world.add_tilemap(TileMap([[-1, -1, -1], [-1, _code("half"), -1], [FULL] * 3], origin=(-1.0, -1.0)))
+    crate = world.create_body("dynamic", position=(1.0077, 0.5545), angle=42.9971, linear_velocity=(-2.0, -20.0))
+    crate.add_shape(box(0.06, 0.06))  # the half tile's corner is (1, 0.5)
+    for _ in range(2):
+        world.step(DT)
+    assert crate.position == pytest.approx((1.0077, 0.5545), abs=1e-3)  # held at the corner
+    assert crate.linear_velocity[1] > -1.0  # its 20 m/s into the corner gone
+    for _ in range(int(2.0 / DT)):
+        world.step(DT)
+    assert crate.position[0] > 1.06 and crate.position[1] == pytest.approx(0.06, abs=0.01)  # on the floor
+    assert math.hypot(*crate.linear_velocity) < 0.01
+
+
 def test_a_shape_behind_an_edge_gets_no_contact_from_it():
     # A ball whose centre is inside a thick floor, below its top edge, is not pushed up
     # through the top (Box2D's chain edges behave the same): it meets no edge from the front.

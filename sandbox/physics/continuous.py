@@ -7,7 +7,11 @@ a polygon its inscribed circle about the centroid. A core that would cross an ed
 at its time of impact (seed 003's swept circle); a core off its body's centre of mass, which
 turns along an arc, is swept along chords of the arc (`arc_chords`). The body is moved back
 along its path to that time and keeps its velocity, so next step's contact resolves the hit
-with the normal solver and restitution (nothing is added: no energy is gained).
+with the normal solver and restitution (nothing is added: no energy is gained). A body stopped
+at the very start of its path (`START_FRACTION`), which its contacts did not stop, loses its
+velocity into the edge it meets, as an inelastic contact would take it: else the sweep holds it
+in place step after step while gravity adds to its speed (a small box on a tile's corner, whose
+two edges gave it normals across its path, hung there at up to 140 m/s).
 
 The core is swept with its radius less one linear slop, so a body resting on an edge (which
 may overlap it by up to a slop) is not "hit" every step and never sticks.
@@ -18,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ranges import expand
+from .raw_numpy import indices
 from .settings import LINEAR_SLOP
 from .toi import sweep_circles
 from .vec import length
@@ -33,6 +38,10 @@ on its arc stops short of the edge. At most MAX_CHORDS."""
 
 MAX_CHORDS = 8
 """The most chords one core's arc is cut into (see CHORD_SAGITTA)."""
+
+START_FRACTION = 1e-9
+"""A stop this early in the step counts as at its start (the time of impact carries round-off:
+a rod hung on a tile's corner was stopped at 4e-16 of its step, step after step)."""
 
 
 def arc_chords(start: np.ndarray, end: np.ndarray, angle: np.ndarray, turn: np.ndarray, arm: np.ndarray,
@@ -68,21 +77,25 @@ def arc_chords(start: np.ndarray, end: np.ndarray, angle: np.ndarray, turn: np.n
     return owner, f0, f1, points[0], points[1], radius
 
 
-def earliest_impacts(start: np.ndarray, end: np.ndarray, radius: np.ndarray, tilemap) -> np.ndarray:
+def earliest_impacts(start: np.ndarray, end: np.ndarray, radius: np.ndarray,
+                     tilemap) -> tuple[np.ndarray, np.ndarray]:
     """Time of impact in [0, 1] of each core moving from `start` to `end` ((k, 2), m), with core
-    `radius` (k,) m, against the one-sided edges of `tilemap`; 1 where nothing is hit."""
-    t = np.ones(len(start))
+    `radius` (k,) m, against the one-sided edges of `tilemap`, 1 where nothing is hit; and the
+    (k, 2) unit normal of that impact, from the edge towards the core (zeros where none)."""
+    t, normal = np.ones(len(start)), np.zeros((len(start), 2))
     if len(start) == 0 or len(tilemap.edges) == 0:
-        return t
+        return t, normal
     r = np.maximum(radius - LINEAR_SLOP, 0.5 * radius)
     lower = np.minimum(start, end) - r[:, None]
     upper = np.maximum(start, end) + r[:, None]
     query, edge = tilemap.edges_near(lower, upper)
     if len(query) == 0:
-        return t
+        return t, normal
     # Gathers by `take` (several times faster than fancy indexing).
     start, edges = start.take(query, axis=0), tilemap.edges.take(edge, axis=0)
     hit = sweep_circles(start, end.take(query, axis=0) - start, r.take(query), edges[:, 0], edges[:, 1],
                         tilemap.convex_start.take(edge), tilemap.convex_end.take(edge))
     np.minimum.at(t, query[hit.hit], hit.t[hit.hit])
-    return t
+    first = indices(hit.hit & (hit.t == t.take(query)))  # the earliest hits (of ties, the last)
+    normal[query.take(first)] = hit.normal.take(first, axis=0)
+    return t, normal

@@ -22,7 +22,7 @@ from .broadphase import FatPairs, overlap, pair_order
 from .coloring import ColorMemory, color_order, sweep_key
 from .columns import Columns
 from .contacts import MAX_SHAPES, ContactSet
-from .continuous import SWEEP_FRACTION, arc_chords, earliest_impacts
+from .continuous import START_FRACTION, SWEEP_FRACTION, arc_chords, earliest_impacts
 from .manifold import Boxes
 from .manifold_cache import ManifoldCache, Near
 from .profile import StepProfile
@@ -899,23 +899,36 @@ class World:
         moving = length(c_end - c_start) > SWEEP_FRACTION * core
         category_of, mask_of = s.category.take(cored), s.mask.take(cored)
         fraction = np.ones(len(b))
+        blocked = []  # (bodies, normals) of the impacts at the very start of a body's path
         for tiles, tile_body, category, mask in self._tilemaps:
             if not tile_body.alive:
                 continue
             swept = moving & ((category_of & mask) != 0) & ((mask_of & category) != 0)
             if owner is None:
                 rows = indices(swept)
-                t = earliest_impacts(c_start.take(rows, axis=0), c_end.take(rows, axis=0), core.take(rows), tiles)
-                np.minimum.at(fraction, body.take(rows), t)
-                continue
-            rows = indices(swept.take(owner))  # the chords of the swept cores
-            f0, f1, p0, p1, radius = (values.take(rows, axis=0) for values in chords)
-            t = earliest_impacts(p0, p1, radius, tiles)
-            hit = indices(t < 1.0)
-            np.minimum.at(fraction, body.take(owner.take(rows.take(hit))), (f0 + t * (f1 - f0)).take(hit))
+                t, normal = earliest_impacts(c_start.take(rows, axis=0), c_end.take(rows, axis=0), core.take(rows),
+                                             tiles)
+                hit_body = body.take(rows)
+            else:
+                rows = indices(swept.take(owner))  # the chords of the swept cores
+                f0, f1, p0, p1, radius = (values.take(rows, axis=0) for values in chords)
+                t, normal = earliest_impacts(p0, p1, radius, tiles)
+                t = np.where(t < 1.0, f0 + t * (f1 - f0), 1.0)  # as a fraction of the whole step
+                hit_body = body.take(owner.take(rows))
+            np.minimum.at(fraction, hit_body, t)
+            at_start = indices(t <= START_FRACTION)
+            if len(at_start):
+                blocked.append((hit_body.take(at_start), normal.take(at_start, axis=0)))
         hit = indices(fraction < 1.0)
         if len(hit) == 0:
             return
+        if blocked:  # stopped at the start of the path: the velocity into the edge goes (see `continuous`)
+            bodies, normals = (np.concatenate(parts) for parts in zip(*blocked))
+            into = np.einsum("kd,kd->k", b.v[bodies], normals)
+            order = np.lexsort((into, bodies))  # by body, the impact it moves into most first
+            first = order[np.unique(bodies[order], return_index=True)[1]]
+            first = first[into[first] < 0.0]
+            b.v[bodies[first]] -= into[first, None] * normals[first]
         f = fraction[hit][:, None]
         center0 = pos0[hit] + _rotated(angle0[hit], b.local_center[hit])
         center1 = b.pos[hit] + _rotated(b.angle[hit], b.local_center[hit])
