@@ -187,6 +187,22 @@ def test_sliding_past_an_end_hits_only_an_enabled_cap():
     assert not sweep((3.0, 0.2), (-2.0, 0.0), caps=(False, True)).hit[0]
 
 
+def test_a_circle_grazing_an_end_cap_it_touches_passes_it_within_graze():
+    # In touch with the cap at (0, 0) (FLOOR runs from (2, 0) to it), the circle moves along
+    # the cap's tangent with an inward part of 1e-6 m: its path goes about 1e-12 m deeper.
+    # Without `graze` that is a hit at t = 0, and the world would stop the body where it is;
+    # within it, no hit. A real inward move still hits at once.
+    w = np.array([-0.6, 0.8])  # from the cap to the centre, unit
+    center, tangent = 0.5 * w, np.array([0.8, 0.6])
+    grazing = tangent - 1e-6 * w
+    assert sweep(center, grazing).t[0] == 0.0
+    passes = sweep_circles(np.array([center]), np.array([grazing]), 0.5, FLOOR[0], FLOOR[1], True, True, graze=1e-6)
+    assert not passes.hit[0] and passes.t[0] == 1.0
+    inward = sweep_circles(np.array([center]), np.array([tangent - 0.01 * w]), 0.5, FLOOR[0], FLOOR[1], True, True,
+                           graze=1e-6)
+    assert inward.hit[0] and inward.t[0] == 0.0 and inward.feature[0] == CAP_B
+
+
 def test_a_one_sided_edge_lets_circles_through_from_behind():
     assert not sweep((1.0, -3.0), (0.0, 6.0)).hit[0]
     result = sweep((1.0, -3.0), (0.0, 6.0), one_sided=False)

@@ -43,6 +43,12 @@ START_FRACTION = 1e-9
 """A stop this early in the step counts as at its start (the time of impact carries round-off:
 a rod hung on a tile's corner was stopped at 4e-16 of its step, step after step)."""
 
+GRAZE = 1e-3 * LINEAR_SLOP
+"""m. A core that starts touching a corner and moves all but along its tangent, never more
+than this deeper, passes it (see `toi.sweep_circles`): a rod resting on a corner whose
+contact normal ran across its path slid along that tangent ever faster, stopped at its start
+step after step."""
+
 
 def arc_chords(start: np.ndarray, end: np.ndarray, angle: np.ndarray, turn: np.ndarray, arm: np.ndarray,
                core: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -94,7 +100,7 @@ def earliest_impacts(start: np.ndarray, end: np.ndarray, radius: np.ndarray,
     # Gathers by `take` (several times faster than fancy indexing).
     start, edges = start.take(query, axis=0), tilemap.edges.take(edge, axis=0)
     hit = sweep_circles(start, end.take(query, axis=0) - start, r.take(query), edges[:, 0], edges[:, 1],
-                        tilemap.convex_start.take(edge), tilemap.convex_end.take(edge))
+                        tilemap.convex_start.take(edge), tilemap.convex_end.take(edge), graze=GRAZE)
     np.minimum.at(t, query[hit.hit], hit.t[hit.hit])
     first = indices(hit.hit & (hit.t == t.take(query)))  # the earliest hits (of ties, the last)
     normal[query.take(first)] = hit.normal.take(first, axis=0)

@@ -59,7 +59,7 @@ class SweepHit:
 
 
 def sweep_circles(center: np.ndarray, move: np.ndarray, radius: np.ndarray, a: np.ndarray, b: np.ndarray,
-                  cap_a: np.ndarray, cap_b: np.ndarray, one_sided: bool = True) -> SweepHit:
+                  cap_a: np.ndarray, cap_b: np.ndarray, one_sided: bool = True, graze: float = 0.0) -> SweepHit:
     """Earliest time of impact of circles moving against segments, pair by pair.
 
     center (P, 2), move (P, 2): the centre at the start of the step and its displacement over
@@ -75,6 +75,9 @@ def sweep_circles(center: np.ndarray, move: np.ndarray, radius: np.ndarray, a: n
     A circle that already touches or overlaps the edge at t = 0 hits at t = 0 if it is moving
     deeper, and does not hit at all if it is moving out or along the edge: nothing sticks.
     A circle that does not move hits nothing (a static overlap is the contact solver's job).
+    `graze` (m): a circle that starts touching an end cap and passes it, its path never more
+    than this deeper than its radius, does not hit it (moving all but along the cap's tangent,
+    it would be stopped at t = 0 by round-off, step after step).
     """
     c, d, r, pa, pb, ca, cb = _checked(center, move, radius, a, b, cap_a, cap_b)
     e = pb - pa
@@ -100,8 +103,8 @@ def sweep_circles(center: np.ndarray, move: np.ndarray, radius: np.ndarray, a: n
     u = _dot(e, c + t_face[:, None] * d - pa) / (length * length)
     face = within & (u >= 0.0) & (u <= 1.0)
 
-    t_cap_a, hit_a = _sweep_point(c - pa, d, r)
-    t_cap_b, hit_b = _sweep_point(c - pb, d, r)
+    t_cap_a, hit_a = _sweep_point(c - pa, d, r, graze)
+    t_cap_b, hit_b = _sweep_point(c - pb, d, r, graze)
     times = np.stack([np.where(face, t_face, np.inf),
                       np.where(hit_a & ca, t_cap_a, np.inf),
                       np.where(hit_b & cb, t_cap_b, np.inf)])
@@ -124,14 +127,16 @@ def sweep_circles(center: np.ndarray, move: np.ndarray, radius: np.ndarray, a: n
                     point=np.where(hit[:, None], point, 0.0), feature=np.where(hit, feature, NO_HIT))
 
 
-def _sweep_point(w: np.ndarray, d: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _sweep_point(w: np.ndarray, d: np.ndarray, r: np.ndarray,
+                 graze: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(t, hit) of circles (centre offset w = c - p from the point p, motion d, radius r)
     against a point: the first t in [0, 1] with |w + t d|^2 = r^2.
 
     The quadratic A t^2 + B t + C = 0 has A = d.d, B = 2 w.d, C = w.w - r^2. Touching or
-    overlapping at the start (C <= 0) is a hit at t = 0 only while approaching (B < 0).
-    Otherwise a hit needs B < 0 and a real root; both roots are then positive and, with
-    q = -(B + sign(B) sqrt(B^2 - 4AC)) / 2, they are q / A (the exit) and C / q (the entry).
+    overlapping at the start (C <= 0) is a hit at t = 0 only while approaching (B < 0), and,
+    with `graze` > 0, only if the path's closest approach, within the step, is nearer than
+    r - graze. Otherwise a hit needs B < 0 and a real root; both roots are then positive and,
+    with q = -(B + sign(B) sqrt(B^2 - 4AC)) / 2, they are q / A (the exit) and C / q (the entry).
     C / q never subtracts nearly equal numbers, unlike (-B - sqrt(...)) / 2A.
     """
     qa = _dot(d, d)
@@ -143,6 +148,11 @@ def _sweep_point(w: np.ndarray, d: np.ndarray, r: np.ndarray) -> tuple[np.ndarra
     # q > 0 while approaching, so the entry C / q is at most 1 exactly when C <= q: dividing
     # only then keeps a tiny q from overflowing the quotient.
     hit = approaching & (disc >= 0.0) & (qc <= q)
+    if graze > 0.0:
+        closest = np.clip(-0.5 * qb / np.where(qa > 0.0, qa, 1.0), 0.0, 1.0)  # t of the closest approach
+        near = w + closest[:, None] * d
+        deep = _dot(near, near) < np.maximum(r - graze, 0.0) ** 2
+        hit &= (qc > 0.0) | deep
     return np.where(hit & (qc > 0.0), qc, 0.0) / np.where(hit, q, 1.0), hit
 
 
