@@ -19,7 +19,8 @@ for whole batches at once (Box2D's chain segments solve the same problem with gh
   than a right angle, a ball over the tip is behind one line and outside the tile.) A shape
   in front of both is met by the edge whose *end* b the vertex is, while the normal lies
   between the two edges' normals; a normal past the neighbour's belongs to the neighbour's
-  face. So every corner contact exists exactly once.
+  face. So no corner contact is kept twice (though the two edges' own normals can still leave
+  one to neither: a thin rod lying across a tile's top beside its corner).
 
 A normal counts as the face normal while dot(normal, n) >= 1 - FACE_TOLERANCE.
 """
