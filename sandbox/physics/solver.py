@@ -8,7 +8,7 @@ removes the push-out velocity so nothing is launched.
 
 Constraints are solved one graph colour at a time. Within a colour no dynamic body repeats, so
 gathering the body velocities, updating them and scattering them back is an exact Gauss-Seidel
-sweep over that colour. A colour pass is a fixed number of NumPy calls (about 19 for two-point
+sweep over that colour. A colour pass is a fixed number of NumPy calls (17 for two-point
 manifolds), whatever its size, so the layout is chosen to keep that number small:
 
 * Every per-manifold array keeps the manifold index last, so a colour is a contiguous run and
@@ -198,6 +198,9 @@ _TINY = np.finfo(F).tiny
 """The least normal float32: a row's K is raised to it before its mass 1 / K is taken, so an
 unusable row (K = 0) divides 0 by it and gets 0, where a division by zero would give NaN."""
 
+_WORK_ROWS = 11
+"""Rows of a colour sweep's scratch (see `_Colour`)."""
+
 _MISSING = -1.0e6
 """m. Separation given to the empty second point of a one-point manifold: deep, so `use_bias`
 does not patch it with the points still apart (in `rain`, 2,058 of the 2,351 points it patched
@@ -351,11 +354,18 @@ class _Colour:
     pyramid20's 72.8 -> 71.5 us, tumbler's 217 -> 214); the rest (`gather`, `scatter`, the
     row speeds, masses, couplings and impulse changes) is for the restitution pass.
 
-    `work` is the scratch of a colour's sweep (all colours share it), carved into the row
-    speeds `speed` (R, m) (each row's relative speed times its mass, the friction row's over
-    its friction too, see `ContactSolver`; R = P + 1 rows), the velocity change `change` (6, m),
-    the friction bounds low, high (m,), the row products (2, m) and the normal impulses' sum
-    (m,)."""
+    The colour's row speeds `speed` (R, m) (each row's relative speed times its mass, the
+    friction row's over its friction too, see `ContactSolver`; R = P + 1 rows) come just
+    before its impulse changes `delta` (R, m) (`ContactSolver.rows`), so that the friction
+    row's speed and the normal rows' changes are one (1 + k, m) block for k points: the
+    friction row's speed after the normal rows is one einsum of it with (1, -K[t, 0],
+    -K[t, 1]) (`friction_weights`), where a product and a subtraction were two calls (a pass
+    timed alone, the least of 30 x 10, alternated: pyramid20 59.3-65.0 -> 57.7-58.6 us,
+    tumbler 155.7-156.7 -> 153.4 us; paired steps in the bench's alternation: pyramid20 -0.6
+    and -1.0 %, tumbler -0.2 and -0.8 %).
+    `work` is the scratch of a colour's sweep (all colours share it), carved into the velocity
+    change `change` (6, m), the friction bounds low, high (m,), the row products (2, m) and
+    the normal impulses' sum (m,)."""
 
     def __init__(self, solver: "ContactSolver", colour: int, two_points: bool, work: np.ndarray) -> None:
         # A busy scene's colour sizes change every step, and so do these views: sliced directly
@@ -370,11 +380,10 @@ class _Colour:
         self.block = solver.sweep_velocity[solver.n_velocity + 6 * start: solver.n_velocity + 6 * stop].reshape(6, m)
         self.row_jacobian, self.response = solver.row_jacobian[..., run], solver.response[..., run]
         self.coupling = kk = solver.coupling[..., run]
-        self.delta = d = solver.delta[r * start: r * stop].reshape(r, m)
-        work = work.reshape(r + 11, m)
-        sp, self.change, low, high, product, total = (work[:r], work[r:r + 6], work[r + 6], work[r + 7],
-                                                      work[r + 8:r + 10], work[r + 10])
-        self.speed = sp
+        speeds_and_changes = solver.rows[2 * r * start: 2 * r * stop].reshape(2 * r, m)
+        self.speed, self.delta = sp, d = speeds_and_changes[:r], speeds_and_changes[r:]
+        work = work.reshape(_WORK_ROWS, m)
+        self.change, low, high, product, total = work[:6], work[6], work[7], work[8:10], work[10]
         # A colour of one-point manifolds (circles) skips the empty second point's rows: their
         # impulses stay zero. Rows: normal j is row j, friction row P. Every (k, m) array
         # below is contiguous (see `ColourMajor`).
@@ -389,7 +398,10 @@ class _Colour:
         # The normal rows start as e = scale speed + constant (biased) or speed + push (relax),
         # both points in one call each; `normals` then finishes them one after the other. (Each
         # view is made once: a view costs about 0.2 us, and a busy scene's are made every step.)
-        speed_n, e_n, speed_t, e_t = sp[:k], d[:k], sp[p], d[p]
+        speed_n, e_n, e_t = sp[:k], d[:k], d[p]
+        # The friction row's speed after the normal rows: its own and the normal rows' changes
+        # (rows p to p + k of the colour's speeds and changes) weighed by (1, -K[t, j]).
+        weights, ahead, speed_t = solver.friction_weights[:1 + k, run], speeds_and_changes[p:p + 1 + k], product[1]
         biased_normals = (scale, speed_n, constant, e_n)
         relax_normals = (speed_n, push, e_n)
         if two_points:
@@ -399,14 +411,15 @@ class _Colour:
             lam_0, lam_1 = lam_n
             biased_normals += (solver.scaled_coupling[2 * start + m: 2 * stop],)
             relax_normals += (kk[1, 0],)
-            normals = (d[0], lam_0, product[0], d[1], lam_1, kk[p, :2], product[1], speed_t)
+            normals = (d[0], lam_0, product[0], d[1], lam_1, weights, ahead, speed_t)
             bound = (lam_0, lam_1, total)  # the friction bound: the sum of the normal impulses
         else:
             lam_0 = lam_n[0]
             biased_normals += (None,)
             relax_normals += (None,)
-            to_friction = None if solver.decoupled else kk[p, 0]
-            normals = (d[0], lam_0, None, None, None, to_friction, product[1], speed_t)
+            if solver.decoupled:  # the normal row leaves the friction row's speed as it is
+                weights, speed_t = None, sp[p]
+            normals = (d[0], lam_0, None, None, None, weights, ahead, speed_t)
             bound = (None, None, lam_0)
         # The friction row's clamp: (speed, low, high, e).
         friction = (speed_t, low, high, e_t)
@@ -631,9 +644,15 @@ class ContactSolver:
         # The most each normal impulse reached, taken after every sweep pass: a row changes
         # only in its colour's sweep, so that is the same as after every colour, in one call
         # a pass instead of one a colour.
-        self.delta = scratch.get("delta", per_row, F)
+        self.rows = scratch.get("speeds and changes", (2 * rows * m,), F)
+        """Each colour's row speeds (R, m), then its rows' impulse changes, negated (R, m): the
+        changes of a row the colour does not solve (a missing second point) stay zero."""
         self._peak.fill(0.0)
-        self.delta.fill(0.0)
+        self.rows.fill(0.0)
+        self.friction_weights = scratch.get("friction weights", (rows, m), F)
+        """(R, M): 1, then -K[t, j] for each point j (see `_Colour`)."""
+        self.friction_weights[0] = 1.0
+        np.negative(self.coupling[p_count, :p_count], out=self.friction_weights[1:])
         # use_bias and use_relax write these whole before a sweep reads them; `constant` is
         # set at the start of each biased pass.
         self.leak, self.scale, self.push, self.constant, self._apart, self._touching, self._soft_push = (
@@ -684,9 +703,8 @@ class ContactSolver:
             # they share one block, the largest colour's, which stays in the cache (in
             # `tumbler` a block a colour took 330 kB; a pass went from 225 to 219 us timed
             # alone, the least of 200 x 10 passes; in the step, within its noise).
-            size = p_count + 12  # see `_Colour`
-            work = scratch.get("colour work", (size * int((bounds[1:] - bounds[:-1]).max(initial=0)),), F)
-            colours = [_Colour(self, c, bool(two_points[c]), work[:size * (e - s)])
+            work = scratch.get("colour work", (_WORK_ROWS * int((bounds[1:] - bounds[:-1]).max(initial=0)),), F)
+            colours = [_Colour(self, c, bool(two_points[c]), work[:_WORK_ROWS * (e - s)])
                        for c, (s, e) in enumerate(layout.runs)]
             scratch.colours = (scratch.generation, *key[1:]), colours
         self.colours = scratch.colours[1]
@@ -864,8 +882,9 @@ class ContactSolver:
             # the mass. A row's own impulse is the only one its clamp reads, so the impulse
             # updates are made for both points of the colour at once. Both points' e start
             # in one call; point 0's then reaches point 1's through K[1, 0] (scaled as its
-            # start was) and both reach the friction row in one einsum: 8 calls where the
-            # rows one by one took 10 (pyramid20's 8 passes: 0.69-0.74 to 0.65-0.67 ms a step).
+            # start was) and both reach the friction row's speed in one einsum (see `_Colour`):
+            # 7 calls where the rows one by one took 10 (pyramid20's 8 passes: 0.69-0.74 to
+            # 0.65-0.67 ms a step at 8 calls).
             if leaking:
                 scale, speed, constant, e, coupling = biased_normals
                 multiply(scale, speed, e)
@@ -873,17 +892,14 @@ class ContactSolver:
             else:
                 speed, push, e, coupling = relax_normals
                 add(speed, push, e)
-            e0, lam0, product0, e1, lam1, to_friction, product, friction_speed = normals
+            e0, lam0, product0, e1, lam1, weights, ahead, friction_speed = normals
             minimum(e0, lam0, out=e0)
             if e1 is not None:
                 multiply(coupling, e0, product0)
                 subtract(e1, product0, e1)
                 minimum(e1, lam1, out=e1)
-                _einsum("sm,sm->m", to_friction, e, out=product)
-                subtract(friction_speed, product, friction_speed)
-            elif to_friction is not None:  # one point: its impulse passes on to the friction row alone
-                multiply(to_friction, e0, product)
-                subtract(friction_speed, product, friction_speed)
+            if weights is not None:  # the normal rows' changes pass on to the friction row
+                _einsum("sm,sm->m", weights, ahead, out=friction_speed)
             subtract(lam_n, e_n, lam_n)
             # Friction, in units of the pair's friction f: e = mass vt / f, clamped so that
             # lam - e stays within +- the normal impulse (both points' together).
