@@ -511,7 +511,10 @@ class ContactSolver:
         signed = np.empty((4, m), F)  # n.x, n.y, -n.x, -n.y
         signed[:2] = contacts.normal.T
         np.negative(signed[:2], out=signed[2:])
-        jacobian[:, :4] = signed[_LINEAR_ENTRY[p_count]]
+        # A take a row, each into the row's contiguous first four entries: 6 against 14 us (timed
+        # alone; 18 against 35 us in the step) for tumbler's 5,000 manifolds by one fancy index.
+        for row, entries in zip(jacobian, _LINEAR_ENTRY[p_count]):
+            signed.take(entries, axis=0, out=row[:4], mode="clip")
         np.copyto(normal[:, 4], arm_a.imag)
         np.negative(arm_b.imag, out=normal[:, 5])
         np.copyto(tangent[4], _centre(arm_a.real, valid))
