@@ -356,13 +356,13 @@ class _Colour:
 
     The colour's row speeds `speed` (R, m) (each row's relative speed times its mass, the
     friction row's over its friction too, see `ContactSolver`; R = P + 1 rows) come just
-    before its impulse changes `delta` (R, m) (`ContactSolver.rows`), so that the friction
-    row's speed and the normal rows' changes are one (1 + k, m) block for k points: the
-    friction row's speed after the normal rows is one einsum of it with (1, -K[t, 0],
-    -K[t, 1]) (`friction_weights`), where a product and a subtraction were two calls (a pass
-    timed alone, the least of 30 x 10, alternated: pyramid20 59.3-65.0 -> 57.7-58.6 us,
-    tumbler 155.7-156.7 -> 153.4 us; paired steps in the bench's alternation: pyramid20 -0.6
-    and -1.0 %, tumbler -0.2 and -0.8 %).
+    before its impulse changes `delta` (R, m) (`ContactSolver.speeds_and_changes`), so that
+    the friction row's speed and the normal rows' changes are one (1 + k, m) block for k
+    points: the friction row's speed after the normal rows is one einsum of it with (1,
+    -K[t, 0], -K[t, 1]) (`friction_weights`), where a product and a subtraction were two
+    calls (a pass timed alone, the least of 30 x 10, alternated: pyramid20 59.3-65.0 ->
+    57.7-58.6 us, tumbler 155.7-156.7 -> 153.4 us; paired steps in the bench's alternation:
+    pyramid20 -0.6 and -1.0 %, tumbler -0.2 and -0.8 %).
     `work` is the scratch of a colour's sweep (all colours share it), carved into the velocity
     change `change` (6, m), the friction bounds low, high (m,), the row products (2, m) and
     the normal impulses' sum (m,)."""
@@ -380,7 +380,7 @@ class _Colour:
         self.block = solver.sweep_velocity[solver.n_velocity + 6 * start: solver.n_velocity + 6 * stop].reshape(6, m)
         self.row_jacobian, self.response = solver.row_jacobian[..., run], solver.response[..., run]
         self.coupling = kk = solver.coupling[..., run]
-        speeds_and_changes = solver.rows[2 * r * start: 2 * r * stop].reshape(2 * r, m)
+        speeds_and_changes = solver.speeds_and_changes[2 * r * start: 2 * r * stop].reshape(2 * r, m)
         self.speed, self.delta = sp, d = speeds_and_changes[:r], speeds_and_changes[r:]
         work = work.reshape(_WORK_ROWS, m)
         self.change, low, high, product, total = work[:6], work[6], work[7], work[8:10], work[10]
@@ -647,11 +647,11 @@ class ContactSolver:
         # The most each normal impulse reached, taken after every sweep pass: a row changes
         # only in its colour's sweep, so that is the same as after every colour, in one call
         # a pass instead of one a colour.
-        self.rows = scratch.get("speeds and changes", (2 * rows * m,), F)
+        self._peak.fill(0.0)
+        self.speeds_and_changes = scratch.get("speeds and changes", (2 * rows * m,), F)
         """Each colour's row speeds (R, m), then its rows' impulse changes, negated (R, m): the
         changes of a row the colour does not solve (a missing second point) stay zero."""
-        self._peak.fill(0.0)
-        self.rows.fill(0.0)
+        self.speeds_and_changes.fill(0.0)
         self.friction_weights = scratch.get("friction weights", (rows, m), F)
         """(R, M): 1, then -K[t, j] for each point j (see `_Colour`)."""
         self.friction_weights[0] = 1.0
@@ -886,8 +886,8 @@ class ContactSolver:
             # updates are made for both points of the colour at once. Both points' e start
             # in one call; point 0's then reaches point 1's through K[1, 0] (scaled as its
             # start was) and both reach the friction row's speed in one einsum (see `_Colour`):
-            # 7 calls where the rows one by one took 10 (pyramid20's 8 passes: 0.69-0.74 to
-            # 0.65-0.67 ms a step at 8 calls).
+            # 7 calls where the rows one by one took 10 (at 8 calls, pyramid20's 8 passes went
+            # from 0.69-0.74 to 0.65-0.67 ms a step).
             if leaking:
                 scale, speed, constant, e, coupling = biased_normals
                 multiply(scale, speed, e)
