@@ -230,11 +230,13 @@ def _coupling(jacobian: np.ndarray, inv_mass: np.ndarray, scratch: Scratch) -> n
 
 
 def _centre(along: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """(M,) the friction row's value of an arm quantity given per point, `along` (P, M): the
-    mean over a manifold's points (both points' if the second is there, see `valid` (P, M))."""
-    if len(along) == 1:
-        return along[0]
-    return np.where(valid[1], 0.5 * (along[0] + along[1]), along[0])
+    """(..., M) the friction row's value of an arm quantity given per point, `along` (..., P,
+    M): the mean over a manifold's points (both points' if the second is there, see `valid`
+    (P, M))."""
+    first = along[..., 0, :]
+    if along.shape[-2] == 1:
+        return first
+    return np.where(valid[1], 0.5 * (first + along[..., 1, :]), first)
 
 
 class ColourMajor:
@@ -503,8 +505,14 @@ class ContactSolver:
         # `separations`) that are made of them. The differences p - centre are taken in
         # float64, where positions far from the origin keep their digits, and rounded before
         # the product (a product in float64 rounded into its output took half again as long).
-        center_a, center_b = centers.take(a), centers.take(b)
-        arm_a, arm_b = ((p - center).astype(complex_type) * self.nc for center in (center_a, center_b))
+        # Both bodies' rows as one (2, M) array: each gather of a per-body value for both ends
+        # of every manifold (centres here, displacements and rotations every substep) is one
+        # call, and the arms of both ends are one (2, P, M) array made in the calls of one.
+        self._ends = ends = np.array([a, b])
+        center = centers.take(ends)[:, None]  # (2, 1, M): A's, B's
+        arms = (p - center).astype(complex_type)
+        arms *= self.nc
+        arm_a, arm_b = arms
         valid = np.ascontiguousarray(contacts.valid.T[:p_count])
         jacobian = scratch.get("jacobian", (rows, 6, m), F)  # every entry is written below
         normal, tangent = jacobian[:p_count], jacobian[p_count]
@@ -517,8 +525,9 @@ class ContactSolver:
             signed.take(entries, axis=0, out=row[:4], mode="clip")
         np.copyto(normal[:, 4], arm_a.imag)
         np.negative(arm_b.imag, out=normal[:, 5])
-        np.copyto(tangent[4], _centre(arm_a.real, valid))
-        np.negative(_centre(arm_b.real, valid), out=tangent[5])
+        tangent_arms = _centre(arms.real, valid)
+        np.copyto(tangent[4], tangent_arms[0])
+        np.negative(tangent_arms[1], out=tangent[5])
         # A resting scene hands the solver the same manifolds in the same colours step after
         # step. What follows from the bodies they join and their colours alone (the gather
         # indices and their colour-major order, the inverse masses, each point's softness) is
@@ -594,17 +603,22 @@ class ContactSolver:
         # offsets are in `start` already. A caller that knows (`turning` False) spares the
         # pivot arms and this test.
         self.turning = turning is not False
-        self.ra_n = self.rb_n = None
+        self.pivot_arms = None
+        """(2, P, M): each point's pivot arm from A's centre, then B's, times conj(n)."""
         if self.turning:
-            self.ra_n = arm_a if pivot_a is None else (pivot_a[:p_count] - center_a).astype(complex_type) * self.nc
-            self.rb_n = arm_b if pivot_b is None else (pivot_b[:p_count] - center_b).astype(complex_type) * self.nc
+            self.pivot_arms = arms
+            if pivot_a is not None or pivot_b is not None:
+                self.pivot_arms = arms.copy()
+                for side, pivot in enumerate((pivot_a, pivot_b)):
+                    if pivot is not None:
+                        np.multiply((pivot[:p_count] - center[side]).astype(complex_type), self.nc,
+                                    out=self.pivot_arms[side])
         if self.turning and pivot_a is not None and pivot_b is not None:
             can_turn = (body.inv_inertia > 0.0) | (body.velocity[2] != 0.0)
-            self.turning = (any_true((self.ra_n != 0.0) & can_turn.take(a))
-                            or any_true((self.rb_n != 0.0) & can_turn.take(b)))
+            self.turning = any_true((self.pivot_arms != 0.0) & can_turn.take(ends)[:, None])
         self.base = start
         if self.turning:
-            self.base = np.where(valid, -depth - (self.rb_n - self.ra_n).real, F(_MISSING))
+            self.base = np.where(valid, -depth - (self.pivot_arms[1] - self.pivot_arms[0]).real, F(_MISSING))
         self._separation = np.empty(p_count * m, F)
         # One point a manifold: colour-major is row-major, and the separations are computed in
         # place (a copy a substep fewer).
@@ -738,19 +752,18 @@ class ContactSolver:
         float32 keeps it to about 1e-7 of a shape's size, where the slop is 5 mm. Half the
         bytes of complex128 arithmetic: 61 -> 45 us a call for tumbler's 5,350 manifolds,
         142 -> 102 us for the base-100 pyramid's 14,950 (the least of 9 x 300 calls)."""
-        a, b, out = self.a, self.b, self._rows
+        ends, out = self._ends, self._rows
         self._relaxed = None  # `out` is about to change
         dp = body.dp.astype(self._complex)  # once per body, not twice per manifold
-        shift = dp.take(b)
-        shift -= dp.take(a)
+        moved = dp.take(ends)
+        shift = moved[1]
+        shift -= moved[0]
         shift *= self.nc
         if not self.turning:  # the arms' offsets are in `base`
             np.add(shift.real, self.base, out=out)
         else:
-            turned_b, turned_a = self._turned
-            np.multiply(body.dq.take(b), self.rb_n, out=turned_b)
-            np.multiply(body.dq.take(a), self.ra_n, out=turned_a)
-            np.subtract(turned_b.real, turned_a.real, out=out)
+            turned = np.multiply(body.dq.take(ends)[:, None], self.pivot_arms, out=self._turned)
+            np.subtract(turned[1].real, turned[0].real, out=out)
             out += shift.real
             out += self.base
         # Computed row-major, where each body's rotation is gathered once per manifold, then
@@ -782,10 +795,11 @@ class ContactSolver:
         apart, touching = self._apart, self._touching
         np.copyto(apart, np.greater(separation, 0.0, out=self._is_apart))  # np.heaviside: 24 against 3 us
         np.subtract(F(1.0), apart, out=touching)
+        # A point apart has a positive separation, so its soft push clamped to at most zero is
+        # zero: no product by `touching` (the same numbers).
         soft = np.multiply(self.bias_rate, separation, out=self._soft_push)
-        at_least(soft, -self.push_max, out=soft)
+        _clip(soft, -self.push_max, 0.0, soft)
         soft *= self._soft_mass
-        soft *= touching
         np.add(soft, self.push, out=self.push)
         np.multiply(self.impulse_scale, touching, out=self.leak)
         np.maximum(self.mass_scale, apart, out=self.scale)  # 1 apart; mass_scale (at most 1) touching
