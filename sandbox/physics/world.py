@@ -606,6 +606,19 @@ class World:
         `center`: (S,) complex world centroids of all shapes."""
         s, b = self._shapes, self._bodies
         body = s.body.take(polygon)
+        if all_true(s.box.take(polygon)):  # the walls and the ground, mostly
+            # A box's face lines are |x| = half0 and |y| = half1 in its own frame, so the
+            # farthest outside of them is max(|x| - half0, |y| - half1): no faces gathered
+            # (`tumbler`'s 1,400 pairs of its four walls: the near test 197 -> 180 us a step).
+            body_turn = turn.take(body)
+            local = center.take(other) - as_complex(b.pos).take(body)
+            local -= body_turn * s.box_center.take(polygon)
+            local *= (body_turn * s.box_axis.take(polygon)).conj()
+            across = np.abs(local.real)
+            across -= s.box_half0.take(polygon)
+            along = np.abs(local.imag)
+            along -= s.box_half1.take(polygon)
+            return np.maximum(across, along, out=across) - s.reach.take(other)
         # The other shape's centroid in the polygon's body frame.
         local = (center.take(other) - as_complex(b.pos).take(body)) * turn.take(body).conj()
         # (K, R) faces gathered by `take` (several times faster than fancy indexing; padded
