@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sandbox.physics import Circle, Segment, World, box, settings
+from sandbox.physics import Circle, Polygon, Segment, World, box, settings
 from sandbox.physics import world as world_module
 from sandbox.physics.shapes import CIRCLE
 from helpers import DT, ground_world, positions, pyramid, run
@@ -210,6 +210,33 @@ def test_the_face_line_test_drops_only_pairs_without_points(seed, segment, monke
     assert touching and touching <= near
     monkeypatch.setattr("sandbox.physics.world.BIG_POLYGON_REACH", np.inf)
     assert len(near) < len(touching_and_near_pairs(world)[1])
+
+
+@pytest.mark.parametrize("other", [None, "circle", "triangle"])
+def test_shape_bounds_enclose_every_turned_corner(other):
+    """The bounds of turned boxes off their bodies' centres are the corners' least and greatest
+    coordinates, enlarged by the margin: taken from each shape's frame in a world of boxes and
+    circles, from the corners in any other."""
+    rng = np.random.default_rng(4)
+    world = World(gravity=(0.0, 0.0))
+    for k in range(40):
+        body = world.create_body("dynamic", position=tuple(rng.uniform(-50.0, 50.0, 2)), angle=rng.uniform(-4, 4))
+        half = rng.uniform(0.01, 3.0, 2)
+        body.add_shape(box(*half, center=tuple(rng.uniform(-2.0, 2.0, 2)), angle=rng.uniform(-4, 4)))
+    if other == "circle":
+        world.create_body("dynamic", position=(3.0, 1.0), angle=0.5).add_shape(Circle(0.5, center=(0.2, -0.1)))
+    elif other == "triangle":
+        world.create_body("dynamic", position=(3.0, 1.0)).add_shape(Polygon([(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)]))
+    grow = rng.uniform(0.0, 0.1, len(world.shape_data.body))
+    lower, upper = world.shape_bounds(grow)
+    s, b = world.shape_data, world.body_data
+    turn = np.exp(1j * b.angle).take(s.body)
+    corners = (b.pos[:, 0] + 1j * b.pos[:, 1]).take(s.body)[:, None] + turn[:, None] * (s.verts[..., 0] + 1j * s.verts[..., 1])
+    extra = s.radius + grow
+    np.testing.assert_allclose(lower, np.stack([corners.real.min(1), corners.imag.min(1)], axis=1) - extra[:, None],
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(upper, np.stack([corners.real.max(1), corners.imag.max(1)], axis=1) + extra[:, None],
+                               rtol=0, atol=1e-12)
 
 
 def test_spinning_body_in_empty_space_keeps_its_angular_velocity_exactly():
