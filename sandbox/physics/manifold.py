@@ -343,10 +343,13 @@ def _box_circle(axis_a: np.ndarray, center_a: np.ndarray, half0: np.ndarray, hal
     first = across >= along                                             # a face across axis 0
     separation = np.maximum(across, along)
     corner = (separation > _ROUNDOFF) & np.where(first, along > 0.0, across > 0.0)
-    to_corner, corner_distance = _unit(local - (_clip(x, -half0, half0) + 1j * _clip(y, -half1, half1)))
     face = np.where(first, np.where(x >= 0.0, 1.0, -1.0), np.where(y >= 0.0, 1j, -1j))
-    normal = np.where(corner, to_corner, face) * axis
-    distance = np.where(corner, corner_distance, separation)
+    if any_true(corner):
+        to_corner, corner_distance = _unit(local - (_clip(x, -half0, half0) + 1j * _clip(y, -half1, half1)))
+        normal = np.where(corner, to_corner, face) * axis
+        distance = np.where(corner, corner_distance, separation)
+    else:  # every centre off a face, none by a corner (balls on the ground): 9 calls fewer
+        normal, distance = face * axis, separation
     # Halfway between the box's surface and the circle's deepest point, as `_polygon_circle`.
     return normal, center_b - (0.5 * (distance + radius_b)) * normal, distance - radius_b
 
