@@ -580,7 +580,9 @@ class ContactSolver:
         # The friction row in units of its pair's friction f (see the notes above); a
         # frictionless pair's row gets nothing to push it.
         friction = contacts.friction.astype(F)
-        per_friction = np.divide(1.0, friction, out=np.zeros(m, F), where=friction > 0.0)
+        rubbing = friction > 0.0
+        per_friction = (np.divide(1.0, friction) if all_true(rubbing) else  # (the usual case: no mask, no zeros)
+                        np.divide(1.0, friction, out=np.zeros(m, F), where=rubbing))
         self.row_jacobian[p_count:] *= per_friction
         self.coupling[p_count:, :p_count] *= per_friction
 
@@ -594,7 +596,7 @@ class ContactSolver:
             scratch.orders = bounds_key, {}
         layout = self.layout = ColourMajor(bounds, scratch.orders[1] if small else None, p_count)
         depth = np.ascontiguousarray(contacts.depths.T[:p_count], dtype=F)
-        start = np.where(valid, -depth, F(_MISSING))
+        start = np.negative(depth) if all_true(valid) else np.where(valid, -depth, F(_MISSING))  # (balls: all valid)
         self.start_separation = layout.block(start)
         """(P M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
         # Whether an arm turns: if every arm is zero (a circle's centre) or on a body that
