@@ -488,7 +488,7 @@ class ContactSolver:
         self.inv_h, self.push_max, self.threshold = 1.0 / h, push_max_velocity, restitution_threshold
         a, b = contacts.body_a, contacts.body_b
         m, n_body = len(a), body.velocity.shape[1]
-        self.a, self.b, self.n_body = a, b, n_body
+        self.n_body = n_body
         # A step whose manifolds all have one point (circles, and circles on polygons) keeps one
         # point a manifold: every per-point array is (1, M) where it would be (2, M), half of
         # it empty, and a row array (2, M) where it would be (3, M).
@@ -834,11 +834,12 @@ class ContactSolver:
         (see `World._solve`): an O(N) subtraction instead of an O(M) einsum and three
         bincounts. The base-100 pyramid's warm starts went from 4 x 0.65 ms to one 0.45 ms sum
         and four subtractions of about 0.02 ms a step."""
-        if len(self.a) == 0:
+        m = self._ends.shape[1]
+        if m == 0:
             return np.zeros((3, self.n_body))
         p, impulse = self.points, self._impulse_rows
         if impulse is None:  # the sweeps changed them: from the colour-major arrays (tumbler: 20 us more)
-            impulse = np.empty((p + 1, len(self.a)), F)
+            impulse = np.empty((p + 1, m), F)
             self.layout.unblock(self.normal_impulse, p, out=impulse[:p])
             impulse[p] = self.tangent_per_friction
         per_point = _einsum("rkm,rm->km", self.response, impulse)
@@ -974,7 +975,7 @@ class ContactSolver:
         display). A manifold's friction impulse is shared out among its points in proportion to
         their normal impulses (evenly if those are all zero), so each point's share keeps within
         its friction times its own normal impulse."""
-        m, p = len(self.a), self.points
+        m, p = self._ends.shape[1], self.points
         stored = np.empty((3, m, 2)) if p == 2 else np.zeros((3, m, 2))  # an empty second point's stay zero
         rows = stored.transpose(0, 2, 1)  # (3, 2, M) views: normal, friction, most normal
         self.layout.unblock(self._accumulated, p, out=rows[::2, :p])
