@@ -10,7 +10,8 @@ import numpy as np
 from helpers import DT, ground_world, pyramid, run, sizes_of_calls
 
 from sandbox.physics import Circle, World, box, collide, settings
-from sandbox.physics.contacts import look_up, pair_keys
+from sandbox.physics.contacts import ContactSet, look_up, pair_keys
+from sandbox.physics.manifold_cache import _carry_over, _Kept
 
 TOLERANCE = settings.MANIFOLD_REUSE_DISTANCE
 
@@ -324,3 +325,25 @@ def test_look_up_finds_each_key_among_sorted_keys_whether_the_keys_come_sorted_o
         np.testing.assert_array_equal(found, np.isin(keys, sorted_keys))
         assert np.all((at >= 0) & (at < len(sorted_keys)))
         np.testing.assert_array_equal(sorted_keys[at[found]], keys[found])
+
+
+def test_warm_starting_matches_points_by_feature_id_in_either_slot_and_only_for_kept_pairs():
+    """`_carry_over` gives a fresh point the impulses of its pair's kept point of the same
+    feature id, wherever the two points sit in their manifolds, and a pair that is not kept
+    nothing, even where its look-up index lands on an entry with the same ids."""
+    kept = _Kept.unanchored(np.array([7], np.int64), np.array([[11, 22]]), np.array([[True, True]]),
+                            np.array([3]))
+    kept.normal_impulse[:] = [[1.0, 2.0]]
+    kept.tangent_impulse[:] = [[0.1, 0.2]]
+    new = ContactSet.empty()
+    m = 5  # the kept pair in place, swapped, with one id gone, with one point missing; a new pair
+    new.ids = np.array([[11, 22], [22, 11], [22, 33], [11, 22], [11, 22]])
+    new.valid = np.array([[True, True]] * 3 + [[True, False], [True, True]])
+    new.persisted = np.zeros((m, 2), bool)
+    new.normal_impulse, new.tangent_impulse = np.zeros((m, 2)), np.zeros((m, 2))
+    _carry_over(new, kept, np.zeros(m, np.int64), np.array([True, True, True, True, False]), warm=True)
+    np.testing.assert_array_equal(new.normal_impulse, [[1.0, 2.0], [2.0, 1.0], [2.0, 0.0], [1.0, 0.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(new.tangent_impulse, [[0.1, 0.2], [0.2, 0.1], [0.2, 0.0], [0.1, 0.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(new.persisted, [[True, True], [True, True], [True, False], [True, False],
+                                                  [False, False]])
+    np.testing.assert_array_equal(new.color, [3, 3, 3, 3, -1])

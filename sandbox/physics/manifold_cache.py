@@ -509,11 +509,18 @@ def _carry_over(new: ContactSet, kept: _Kept, at: np.ndarray | None, found: np.n
         return
     if in_place:
         at, found = np.arange(m), np.ones(m, bool)
-    ids, valid = kept.ids.take(at, axis=0), kept.valid.take(at, axis=0) & found[:, None]
+    ids, valid = kept.ids.take(at, axis=0), kept.valid.take(at, axis=0)
     normal, tangent = kept.normal_impulse.take(at, axis=0), kept.tangent_impulse.take(at, axis=0)
-    # A kept second point that never exists matches nothing: 4 calls fewer.
+    # Kept point k against new point j, column against column: (M,) strided columns, where
+    # (M, 1) against (M, 2) broadcasts made NumPy loop over rows of two (tumbler's 1,800 new
+    # manifolds: 106 against 63 us, timed alone). A later k wins, as it overwrites. A kept
+    # second point that never exists matches nothing: half the calls.
     for k in (0, 1) if any_true(valid[:, 1]) else (0,):
-        same = valid[:, k, None] & (ids[:, k, None] == new.ids) & new.valid
-        new.persisted |= same
-        new.normal_impulse = np.where(same, normal[:, k, None], new.normal_impulse)
-        new.tangent_impulse = np.where(same, tangent[:, k, None], new.tangent_impulse)
+        there = valid[:, k] & found
+        for j in (0, 1):
+            same = new.ids[:, j] == ids[:, k]
+            same &= there
+            same &= new.valid[:, j]
+            np.copyto(new.normal_impulse[:, j], normal[:, k], where=same)  # onto zeros (see above)
+            np.copyto(new.tangent_impulse[:, j], tangent[:, k], where=same)
+            new.persisted[:, j] |= same
