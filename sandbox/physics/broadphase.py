@@ -401,7 +401,8 @@ class FatPairs:
 
         `lower`, `upper`: (n, 2) box corners now, m, the same n boxes as at the last update
         unless `reset` was called. `margin`: (n,) m, how much a new fat box is larger than its
-        box on every side, or (n, 2), the same for each coordinate. `group`: (n,) int, boxes of one group (one body's shapes) never pair.
+        box on every side, or (n, 2), the same for each coordinate. `group`: (n,) int, boxes of
+        one group (one body's shapes) never pair.
         """
         n = len(lower)
         if self._fresh:

@@ -53,7 +53,7 @@ import numpy as np
 from .raw_numpy import all_true, any_true, at_least, clip as _clip, indices, whole_rows
 from .settings import LINEAR_SLOP, REFERENCE_FACE_TOLERANCE, SPECULATIVE_DISTANCE
 from .shapes import CIRCLE, POLYGON, Shape, padded_geometry, shape_kind
-from .vec import as_complex, to_complex
+from .vec import as_complex, to_complex, to_rows
 
 _ROUNDOFF = 1e-9
 """m (or the sine of an angle). Decisions that float64 round-off could flip are guarded by
@@ -167,18 +167,9 @@ def _finish(normal: np.ndarray, points: np.ndarray, depths: np.ndarray, ids: np.
     # np.array of equal arrays stacks them as np.stack does, without its Python wrapper (3 us).
     world = np.array([pos_a[:, 0] + (c * x - s * y), pos_a[:, 1] + (s * x + c * y)])
     turned = np.array([c * normal[0] - s * normal[1], s * normal[0] + c * normal[1]])
-    return ManifoldBatch(normal=_rows(np.where(valid[0], turned, 0.0)), points=_rows(np.where(valid, world, 0.0)),
-                         depths=np.where(valid, depths, 0.0).T.copy(), ids=np.where(valid, ids, 0).T.copy(),
-                         valid=valid.T.copy())
-
-
-_SWAP_ENDS = {2: (1, 0), 3: (2, 1, 0)}
-"""Axis orders that swap the first and last axes (np.moveaxis's wrappers cost 6 us a call)."""
-
-
-def _rows(columns: np.ndarray) -> np.ndarray:
-    """Columns (2, [S,] P) as rows (P, [S,] 2)."""
-    return np.ascontiguousarray(columns.transpose(_SWAP_ENDS[columns.ndim]))
+    return ManifoldBatch(normal=to_rows(np.where(valid[0], turned, 0.0)), points=to_rows(np.where(valid, world, 0.0)),
+                         depths=to_rows(np.where(valid, depths, 0.0)), ids=to_rows(np.where(valid, ids, 0)),
+                         valid=to_rows(valid))
 
 
 def _margins(margin: np.ndarray | float, count: int) -> np.ndarray:
@@ -514,7 +505,7 @@ def vertex_vertex(a1: np.ndarray, a2: np.ndarray, b1: np.ndarray, b2: np.ndarray
     """
     pair = _vertex_vertex(_columns(np.stack([a1, a2], axis=1)), _columns(np.stack([b1, b2], axis=1)),
                           np.stack(index_a), np.stack(index_b), overlap)
-    return VertexPair(pair.found, _rows(pair.normal), pair.distance, _rows(pair.midpoint), pair.id)
+    return VertexPair(pair.found, to_rows(pair.normal), pair.distance, to_rows(pair.midpoint), pair.id)
 
 
 @dataclass
@@ -656,10 +647,10 @@ def choose_faces(v_a: np.ndarray, n_a: np.ndarray, count_a: np.ndarray, v_b: np.
     def by_tangent(values: np.ndarray) -> np.ndarray:
         return np.where(choice.flip, values[..., ::-1, :], values)
 
-    clipped = Clipped(_rows(by_tangent(choice.midpoints)), by_tangent(choice.clip_separation).T,
+    clipped = Clipped(to_rows(by_tangent(choice.midpoints)), by_tangent(choice.clip_separation).T,
                       by_tangent(choice.in_slab).T, choice.overlap)
     faces = Faces(flip=choice.flip, edge_a=choice.index_a[0], edge_b=choice.index_b[0],
-                  normal=_rows(choice.normal), clipped=clipped)
+                  normal=to_rows(choice.normal), clipped=clipped)
     return faces, choice.separation
 
 

@@ -37,3 +37,23 @@ def to_complex(pairs: np.ndarray) -> np.ndarray:
     """(..., 2) float (x, y) as complex x + iy, one axis fewer, for reading: a view when the
     array is C-contiguous float64 (the engine's arrays are), else a copy."""
     return as_complex(np.ascontiguousarray(pairs, dtype=np.float64))
+
+
+def to_rows(columns: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Columns (K, P) or (K, S, P) as rows (P, K) or (P, S, K): the transpose, written into
+    `out` (any strides) or a new C-contiguous array, one column of the rows at a time.
+
+    NumPy copies a transpose in its output's order, so its innermost loop runs over the K = 2
+    entries of a row; one (P,) column at a time is a long strided loop each: (2, 4,859) floats
+    4.6 against 17 us, (2, 2, 4,859) 11 against 41 us, timed alone; in the step, where the
+    memory they touch costs more than the loops, tumbler's `manifold._finish` 139 -> 127 us.
+    The same values."""
+    if out is None:
+        out = np.empty(columns.shape[::-1], columns.dtype)
+    for k, column in enumerate(columns):
+        if columns.ndim == 2:
+            np.copyto(out[:, k], column)
+        else:
+            for s, values in enumerate(column):
+                np.copyto(out[:, s, k], values)
+    return out
