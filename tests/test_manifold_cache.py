@@ -155,13 +155,20 @@ def test_reused_manifolds_of_a_tumbling_pile_stay_within_two_tolerances_of_a_fre
         crate = world.create_body("dynamic", position=(-1.0 + 0.4 * (i % 6), -1.2 + 0.4 * (i // 6)))
         crate.add_shape(box(0.125, 0.125), friction=0.6)
     reused = checked = 0
+    last: set[tuple[int, int, int]] = set()  # last step's points: (shape a, shape b, feature id)
     for step in range(180):
         poses = {body._row: (*body.position, body.angle) for body in world.bodies}  # the manifolds' poses
         world.step(DT)
+        c = world.contacts
+        points = [(int(c.shape_a[row]), int(c.shape_b[row]), int(c.ids[row, j]), row, j)
+                  for row, j in zip(*np.nonzero(c.valid))]
+        # A point persists (is warm started) exactly when its pair had it last step: reused
+        # manifolds and fresh ones alike.
+        assert [bool(c.persisted[row, j]) for *_, row, j in points] == [key[:3] in last for key in points]
+        last = {key[:3] for key in points}
         if step < 30:
             continue
         reused += world.profile.reused
-        c = world.contacts
         for row in range(len(c)):
             fresh = _fresh(world, row, poses)
             deepest = c.depths[row][c.valid[row]].max()

@@ -103,6 +103,17 @@ class ContactSet:
             setattr(self, name, value.take(order, axis=0))
 
     @classmethod
+    def allocate(cls, count: int) -> "ContactSet":
+        """`count` manifolds whose every entry is yet to be written (np.empty)."""
+        rows, points = (count,), (count, 2)
+        return cls(shape_a=np.empty(rows, np.int64), shape_b=np.empty(rows, np.int64), body_a=np.empty(rows, np.int64),
+                   body_b=np.empty(rows, np.int64), normal=np.empty(points), points=np.empty((count, 2, 2)),
+                   depths=np.empty(points), ids=np.empty(points, np.int64), valid=np.empty(points, bool),
+                   friction=np.empty(rows), restitution=np.empty(rows), persisted=np.empty(points, bool),
+                   normal_impulse=np.empty(points), tangent_impulse=np.empty(points),
+                   max_normal_impulse=np.empty(points), color=np.empty(rows, np.int64))
+
+    @classmethod
     def empty(cls) -> "ContactSet":
         i = np.zeros(0, dtype=np.int64)
         f = np.zeros(0)

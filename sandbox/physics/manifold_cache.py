@@ -44,7 +44,7 @@ from .contacts import (ContactSet, find_manifold_rows, look_up, mixed_friction, 
 from .manifold import PairTypes
 from .raw_numpy import all_true, any_true, indices, whole_rows
 from .shapes import POLYGON
-from .vec import as_complex, to_complex
+from .vec import as_complex, to_complex, to_rows
 
 
 Near = Callable[[np.ndarray | None], tuple[np.ndarray, np.ndarray, np.ndarray]]
@@ -219,26 +219,26 @@ class ManifoldCache:
             else:
                 new.color = np.full(len(new), -1, np.int64)
         still_rows = reused if at is None else at.take(reused)  # entries of `kept`
-        still, old = _Kept.empty(), None
+        still, contacts = _Kept.empty(), ContactSet.empty() if new is None else new
         if len(reused):
+            # The fresh manifolds, then the reused ones rebuilt into the rows after them: no
+            # second copy of the reused ones. (Nothing downstream needs one global order, the
+            # solver sorts by colour anyway, and this one is deterministic.)
+            count, out = len(contacts), None
+            if count:
+                out = ContactSet.allocate(count + len(reused))
+                for f in fields(ContactSet):
+                    getattr(out, f.name)[:count] = getattr(new, f.name)
             still = kept.take(still_rows)
-            old = self._rebuild(shapes, still, origin, turn, pair_a.take(reused), pair_b.take(reused))
-            if still is kept:  # the cache's own arrays: the contacts, which the world shows, get copies
-                old.ids, old.valid = old.ids.copy(), old.valid.copy()
-            if warm:
-                old.normal_impulse, old.tangent_impulse = still.normal_impulse.copy(), still.tangent_impulse.copy()
-                old.persisted = still.valid.copy()
+            contacts = self._rebuild(shapes, still, origin, turn, pair_a.take(reused), pair_b.take(reused), warm, out,
+                                     count)
+            if still is kept:  # the cache's own arrays, in a resting scene's contacts: the world shows them
+                contacts.ids, contacts.valid = contacts.ids.copy(), contacts.valid.copy()
         anchored = reusable is True or (reusable is not False and new is not None
                                         and _polygon_pairs(shapes, new.shape_a, new.shape_b) is not False)
         self._keep(shapes, new, still, still_rows, rest_rows, origin, turn, angle, anchored)
         self.reused, self.pairs = len(reused), len(fresh_a) + len(reused)
-        # Nothing downstream needs one global order (the solver sorts by colour anyway), and
-        # this one is deterministic.
-        if old is None:
-            return ContactSet.empty() if new is None else new
-        if new is None or len(new) == 0:
-            return old
-        return ContactSet(*(np.concatenate([getattr(new, f.name), getattr(old, f.name)]) for f in fields(ContactSet)))
+        return contacts
 
     def _in_place(self, shapes, pos: np.ndarray, angle: np.ndarray, rot: np.ndarray, pair_a: np.ndarray,
                   pair_b: np.ndarray, near: Near, warm: bool) -> ContactSet | None:
@@ -358,13 +358,18 @@ class ManifoldCache:
         return indices(resting[a] & resting[b])
 
     @staticmethod
-    def _rebuild(shapes, kept: _Kept, origin: np.ndarray, turn: np.ndarray, a: np.ndarray, b: np.ndarray) -> ContactSet:
-        """World manifolds from kept anchors at the bodies' current poses (`origin`, `turn`:
-        (N,) complex body origins and exp(i angle))."""
+    def _rebuild(shapes, kept: _Kept, origin: np.ndarray, turn: np.ndarray, a: np.ndarray, b: np.ndarray,
+                 warm: bool, out: ContactSet | None = None, start: int = 0) -> ContactSet:
+        """World manifolds of the kept entries `kept`, of the shape pairs (a, b), from their
+        anchors at the bodies' current poses (`origin`, `turn`: (N,) complex body origins and
+        exp(i angle)); with `warm`, with their kept impulses (all their points persist), else
+        none. Written into the rows from `start` of `out`, or made of new arrays and views of
+        `kept`'s ids and flags (out None: a resting scene's manifolds alone)."""
         m = len(a)
         bodies = shapes.body.take(np.concatenate([a, b])).reshape(2, m)  # A's, B's
         turns = turn.take(bodies)
-        n = turns[0] * kept.normal
+        rows = slice(start, start + m)
+        n = np.multiply(turns[0], kept.normal, out=None if out is None else as_complex(out.normal)[rows])
         # Points last (see `_ENTRY_AXIS`): (side, point, M), then (point, M).
         ends = turns[:, None] * kept.anchors
         ends += origin.take(bodies)[:, None]
@@ -378,15 +383,33 @@ class ManifoldCache:
             missing = ~valid.T
             depth[missing] = 0.0
             mid[missing] = 0.0
-        zeros = np.zeros((m, 2))
-        # Complex (M,) and (M, 2) arrays are (M, 2) and (M, 2, 2) float arrays of (x, y): views.
-        return ContactSet(
-            shape_a=a, shape_b=b, body_a=bodies[0], body_b=bodies[1], normal=n.view(np.float64).reshape(m, 2),
-            points=np.ascontiguousarray(mid.T).view(np.float64).reshape(m, 2, 2), depths=depth.T, ids=kept.ids,
-            valid=valid,
-            friction=mixed_friction(shapes, a, b), restitution=mixed_restitution(shapes, a, b),
-            persisted=np.zeros((m, 2), bool), normal_impulse=zeros, tangent_impulse=zeros.copy(),
-            max_normal_impulse=zeros.copy(), color=kept.color.copy())
+        friction, restitution = mixed_friction(shapes, a, b), mixed_restitution(shapes, a, b)
+        if out is None:
+            zeros = np.zeros((m, 2))
+            # Complex (M,) and (M, 2) arrays are (M, 2) and (M, 2, 2) float arrays of (x, y): views.
+            return ContactSet(
+                shape_a=a, shape_b=b, body_a=bodies[0], body_b=bodies[1], normal=n.view(np.float64).reshape(m, 2),
+                points=to_rows(mid).view(np.float64).reshape(m, 2, 2), depths=depth.T, ids=kept.ids, valid=valid,
+                friction=friction, restitution=restitution, persisted=valid.copy() if warm else np.zeros((m, 2), bool),
+                normal_impulse=kept.normal_impulse.copy() if warm else zeros,
+                tangent_impulse=kept.tangent_impulse.copy() if warm else zeros.copy(), max_normal_impulse=zeros.copy(),
+                color=kept.color.copy())
+        to_rows(mid, out=as_complex(out.points)[rows])
+        to_rows(depth, out=out.depths[rows])
+        copied = dict(shape_a=a, shape_b=b, body_a=bodies[0], body_b=bodies[1], ids=kept.ids, valid=valid,
+                      color=kept.color, friction=friction, restitution=restitution)
+        for name, values in copied.items():
+            np.copyto(getattr(out, name)[rows], values)
+        if warm:
+            np.copyto(out.normal_impulse[rows], kept.normal_impulse)
+            np.copyto(out.tangent_impulse[rows], kept.tangent_impulse)
+            np.copyto(out.persisted[rows], valid)
+        else:
+            out.normal_impulse[rows] = 0.0
+            out.tangent_impulse[rows] = 0.0
+            out.persisted[rows] = False
+        out.max_normal_impulse[rows] = 0.0
+        return out
 
     def _keep(self, shapes, new: ContactSet | None, still: _Kept, still_rows: np.ndarray,
               rest_rows: np.ndarray | None, origin: np.ndarray, turn: np.ndarray, angle: np.ndarray,
