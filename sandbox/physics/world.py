@@ -31,7 +31,7 @@ from .raw_numpy import all_true, any_true, at_most, clip as _clip, count_true, e
 from .shapes import CIRCLE, POLYGON, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
 from .solver import BodyState, ContactSolver, Scratch, Softness
 from .tiles import TileMap
-from .vec import as_complex, length
+from .vec import as_complex, length, to_rows
 
 _F8 = np.float64
 
@@ -1022,7 +1022,7 @@ class World:
             self._free_substeps(body, dv, keep, h)
         else:
             self._contact_substeps(contacts, bounds, dynamic, body, dv, keep, rot_c, centers, h)
-        b.v[:] = body.velocity[:2].T
+        to_rows(body.velocity[:2], out=b.v)  # (see `to_rows`: 5 against 12 us for 2,026 bodies, timed alone)
         b.w[:] = body.velocity[2]
         b.angle[:] += body.turned
         turn = self._renew_rotations(self._oriented_bodies())
