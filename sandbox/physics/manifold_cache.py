@@ -236,12 +236,12 @@ class ManifoldCache:
                                         and _polygon_pairs(shapes, new.shape_a, new.shape_b) is not False)
         # The next step's cache first: the reused entries are rebuilt from where it has put them.
         still = self._keep(shapes, new, still_rows, rest_rows, origin, turn, angle, anchored)
-        contacts = ContactSet.empty() if new is None else new
+        contacts = new
         if len(reused):
             # The fresh manifolds, then the reused ones rebuilt into the rows after them: no
             # second copy of the reused ones. (Nothing downstream needs one global order, the
             # solver sorts by colour anyway, and this one is deterministic.)
-            count, out = len(contacts), None
+            count, out = 0 if new is None else len(new), None
             if count:
                 out = ContactSet.allocate(count + len(reused))
                 for f in fields(ContactSet):
@@ -251,7 +251,7 @@ class ManifoldCache:
             if out is None:  # the cache's own arrays: the contacts, which the world shows, get copies
                 contacts.ids, contacts.valid = contacts.ids.copy(), contacts.valid.copy()
         self.reused, self.pairs = len(reused), len(fresh_a) + len(reused)
-        return contacts
+        return ContactSet.empty() if contacts is None else contacts
 
     def _in_place(self, shapes, pos: np.ndarray, angle: np.ndarray, rot: np.ndarray, pair_a: np.ndarray,
                   pair_b: np.ndarray, near: Near, warm: bool) -> ContactSet | None:
@@ -473,13 +473,13 @@ class ManifoldCache:
         kept = self._kept
         count, k, s = len(fresh.keys), len(kept.keys), len(still_rows)
         rest = None if rest_rows is None or len(rest_rows) == 0 else rest_rows
-        if count == 0 and rest is None and s == k and all_true(still_rows == np.arange(k)):
-            return kept  # every entry reused in place: a resting scene
         if rest is None and s == 0:  # all fresh (a rain of balls): one sorted run
             self._kept, self._by_key = fresh, fresh.keys.argsort(kind="stable")
             self._sorted_keys = fresh.keys.take(self._by_key)
             return _Kept.empty()
         old_rows = still_rows if rest is None else np.concatenate([still_rows, rest_rows])
+        if count == 0 and len(old_rows) == k and all_true(old_rows == np.arange(k)):
+            return kept if s == k else kept.slice(0, s)  # every entry kept in place: a resting or a sleeping scene
         both = _Kept.allocate(count + len(old_rows))
         for f in fields(_Kept):
             axis = _ENTRY_AXIS.get(f.name, 0)
