@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from sandbox.physics import World, box
+from sandbox.physics.manifold_cache import _Kept
 from sandbox.physics.settings import TIME_TO_SLEEP
 from helpers import DT, positions, pyramid, run
 
@@ -22,15 +23,21 @@ def _stack(count: int = 5) -> tuple[World, list]:
     return world, stack
 
 
-def test_a_resting_stack_falls_asleep_and_then_costs_no_pairs():
+def test_a_resting_stack_falls_asleep_and_then_costs_no_pairs(monkeypatch):
     world, stack = _stack()
     run(world, TIME_TO_SLEEP + 1.5)
     assert not any(b.awake for b in stack)
     assert world.profile.awake_bodies == 0
     before = positions(stack)
+    # Nor copies: the sleeping pairs' cache entries (kept for when they wake) stay where they are.
+    copied = []
+    allocate, take = _Kept.allocate.__func__, _Kept.take
+    monkeypatch.setattr(_Kept, "allocate", classmethod(lambda cls, count: copied.append(count) or allocate(cls, count)))
+    monkeypatch.setattr(_Kept, "take", lambda self, rows: copied.append(len(rows)) or take(self, rows))
     run(world, 1.0)
     assert world.profile.pairs == 0 and world.profile.manifolds == 0
     assert np.array_equal(positions(stack), before)  # asleep: not moved by a single bit
+    assert len(world._manifolds._kept.keys) == len(stack) and copied == []
 
 
 def test_a_box_dropped_on_a_sleeping_stack_wakes_the_whole_island():
