@@ -97,15 +97,36 @@ class _Grid:
         self.scale = _HEIGHT_STEPS / self.span if self.span > 0.0 else 0.0
         self.loose = np.zeros(n, bool)
         self.outside = np.zeros(n, bool)
-        self.key = np.zeros(0, np.int64)
-        self.owner = np.zeros(0, np.int64)
-        self.insert(np.arange(n), lower, extent)
+        # All boxes are entered at once: their keys sorted, with no merge into existing ones.
+        key, self.owner, column, step = self._entries(np.arange(n), lower, extent, column - self.origin)
+        if len(key) < _RADIX_SORT_MIN or self.columns > 1 << 16:
+            order = key.argsort(kind="stable")  # the method: np.argsort's wrapper costs a microsecond
+        else:  # many entries: three radix sorts of 16-bit parts
+            order = np.argsort((step & 0xFFFF).astype(np.uint16), kind="stable")
+            for part in (step >> 16, column):
+                order = order.take(np.argsort(part.astype(np.uint16).take(order), kind="stable"))
+        self.key, self.owner = key.take(order), self.owner.take(order)
         self.built_loose = int(np.count_nonzero(self.loose))
 
     def insert(self, rows: np.ndarray, lower: np.ndarray, extent: np.ndarray) -> np.ndarray:
         """Enter the boxes `rows` (not in the grid) with these lower corners and extents (m),
         or mark them loose; the positions of their entries in the grid after the insertion."""
-        column = _cells(lower[:, 0], self.cell) - self.origin
+        key, owner, _, _ = self._entries(rows, lower, extent, _cells(lower[:, 0], self.cell) - self.origin)
+        count = len(key)
+        # A stable sort: the kept entries are one sorted run, which it merges the new ones into
+        # (fewer calls than np.insert's).
+        key, owner = np.concatenate([self.key, key]), np.concatenate([self.owner, owner])
+        order = key.argsort(kind="stable")
+        self.key, self.owner = key.take(order), owner.take(order)
+        where = np.empty_like(order)
+        where[order] = np.arange(len(order))
+        return where[len(key) - count:]  # where the inserted entries landed
+
+    def _entries(self, rows: np.ndarray, lower: np.ndarray, extent: np.ndarray,
+                 column: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The keys and owners of the boxes `rows` that fit a cell, unsorted, and their columns
+        and height steps, from their lower corners, extents (m) and columns (from `origin`);
+        marks the boxes loose or outside the frame."""
         y = lower[:, 1] - self.bottom
         # A corner outside the frame is entered at the nearest point of its border: a box's
         # search window is clamped the same way, and clamping keeps every entry in every window
@@ -117,20 +138,7 @@ class _Grid:
         self.loose[rows] = ~fits
         fits = indices(fits)
         column, step = column.take(fits), self._steps(y.take(fits))
-        key = np.concatenate([self.key, (column << _HEIGHT_BITS) | step])
-        owner = np.concatenate([self.owner, rows.take(fits)])
-        if len(self.key) or len(key) < _RADIX_SORT_MIN or self.columns > 1 << 16:
-            # A stable sort; the kept entries are one sorted run, which it merges the new ones
-            # into (fewer calls than np.insert's).
-            order = key.argsort(kind="stable")  # the method: np.argsort's wrapper costs a microsecond
-        else:  # many new entries: three radix sorts of 16-bit parts
-            order = np.argsort((step & 0xFFFF).astype(np.uint16), kind="stable")
-            for part in (step >> 16, column):
-                order = order.take(np.argsort(part.astype(np.uint16).take(order), kind="stable"))
-        self.key, self.owner = key.take(order), owner.take(order)
-        where = np.empty_like(order)
-        where[order] = np.arange(len(order))
-        return where[len(key) - len(fits):]  # where the inserted entries landed
+        return (column << _HEIGHT_BITS) | step, rows.take(fits), column, step
 
     def _steps(self, y: np.ndarray) -> np.ndarray:
         """Heights above `bottom` (m) as whole steps of the key, clamped into the frame."""
