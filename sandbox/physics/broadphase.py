@@ -163,15 +163,16 @@ class _Grid:
         once (each box searches only the columns from its own to the right, and a pair found
         from both ends of one column is kept from the earlier entry)."""
         # Window bounds clamped into the frame as the entries' corners were (see `insert`).
-        x_low = _cells(lower[:, 0].take(boxes) - self.reach, self.cell) - self.origin
-        x_high = _cells(upper[:, 0].take(boxes), self.cell) - self.origin
-        _clip(x_low, 0, self.columns - 1, x_low)
-        _clip(x_high, 0, self.columns - 1, x_high)
-        y_low = self._steps(lower[:, 1].take(boxes) - (self.reach + self.bottom))
-        y_high = self._steps(upper[:, 1].take(boxes) - self.bottom)
         forward = at is not None and moved is None
         if forward:
             x_low = self.key.take(at) >> _HEIGHT_BITS  # the entry's own column
+        else:
+            x_low = _cells(lower[:, 0].take(boxes) - self.reach, self.cell) - self.origin
+            _clip(x_low, 0, self.columns - 1, x_low)
+        x_high = _cells(upper[:, 0].take(boxes), self.cell) - self.origin
+        _clip(x_high, 0, self.columns - 1, x_high)
+        y_low = self._steps(lower[:, 1].take(boxes) - (self.reach + self.bottom))
+        y_high = self._steps(upper[:, 1].take(boxes) - self.bottom)
         columns = x_high - x_low + 1
         # One search per column of each window; the whole grid's boxes come in key order.
         search, step = _by_column(columns) if forward else expand(columns)
