@@ -363,7 +363,8 @@ class FatPairs:
     """When more than this fraction of the boxes escape in a step and the fat pairs are dense
     (`DENSE_PAIRS`), fat boxes do not pay: `update` returns the overlapping pairs of the boxes
     themselves, found afresh (`exact`), and goes on refitting the fat boxes only to count the
-    escapes, until fewer than `QUIET_FRACTION` escape in a step. In `tumbler` about 500 of
+    escapes (every `BUSY_PROBE_STEPS` steps), until fewer than `QUIET_FRACTION` escape between
+    two counts. In `tumbler` about 500 of
     2,029 boxes escape a step: its 23,000 fat pairs (for 11,400 overlapping pairs, which the
     world then filtered out of them) cost 1.7 ms to keep, the pairs found afresh 1.6 ms and no
     filter (its broadphase stage: 2.17 -> 1.92 ms). In `tile_rain` a third of the boxes escape
@@ -373,6 +374,13 @@ class FatPairs:
     QUIET_FRACTION = 0.1
     """See `BUSY_FRACTION`; the gap between the two keeps a scene near one of them from
     rebuilding its fat pairs every other step."""
+
+    BUSY_PROBE_STEPS = 4
+    """While the scene is busy, the fat boxes are refitted, and their escapes counted, only
+    every this many steps: `tumbler` spends about 50 us a step on them, 0.4 to 0.7 % of its
+    step (paired runs). The escapes then add up over that many steps, so a scene that calms
+    down leaves the busy mode once fewer than `QUIET_FRACTION` escape in that many steps, not
+    in one, and up to that many steps later."""
 
     DENSE_PAIRS = 6
     """Fat pairs per box above which a busy scene finds its pairs afresh (see `BUSY_FRACTION`):
@@ -397,6 +405,7 @@ class FatPairs:
         self.i = self._key
         self.j = self._key
         self._busy = False
+        self._probe = 0  # steps to the next count of the escapes while busy (see BUSY_PROBE_STEPS)
         self._busy_cell: tuple[float, int, int] | None = None  # (cell, loose boxes, age): see BUSY_CELL_STEPS
         self.exact = False
         """Whether the last `update` returned only overlapping pairs (see `BUSY_FRACTION`)."""
@@ -414,6 +423,9 @@ class FatPairs:
         one group (one body's shapes) never pair.
         """
         n = len(lower)
+        if self._busy and self._probe > 1:
+            self._probe -= 1
+            return self._busy_pairs(lower, upper, group)
         if self._fresh:
             self.lower, self.upper = np.empty((n, 2)), np.empty((n, 2))
             escaped = np.arange(n)
@@ -440,9 +452,8 @@ class FatPairs:
             else:
                 self._busy = len(escaped) > self.BUSY_FRACTION * n and len(self._key) > self.DENSE_PAIRS * n
             if self._busy:
-                self.exact, self._grid = True, None
-                grid = self._busy_grid(lower, upper)
-                return _overlapping(lower, upper, *_candidates(grid, lower, upper), group)
+                self._probe = self.BUSY_PROBE_STEPS
+                return self._busy_pairs(lower, upper, group)
         self.exact = False
         found = None
         if self._grid is not None and len(escaped) <= self.FULL_REBUILD_FRACTION * n:
@@ -461,6 +472,13 @@ class FatPairs:
             self._key.sort(kind="stable")
         self.i, self.j = np.divmod(self._key, n)
         return self.i, self.j
+
+    def _busy_pairs(self, lower: np.ndarray, upper: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A busy scene's pairs: those of its boxes `lower`, `upper` that overlap, found afresh
+        (see `BUSY_FRACTION`)."""
+        self.exact, self._grid = True, None
+        grid = self._busy_grid(lower, upper)
+        return _overlapping(lower, upper, *_candidates(grid, lower, upper), group)
 
     def _busy_grid(self, lower: np.ndarray, upper: np.ndarray) -> _Grid:
         """A grid of the boxes `lower`, `upper` (n, 2) (m), with the cell kept from an earlier
