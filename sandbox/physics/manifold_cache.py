@@ -377,7 +377,8 @@ class ManifoldCache:
         anchors at the bodies' current poses (`origin`, `turn`: (N,) complex body origins and
         exp(i angle)); with `warm`, with their kept impulses (all their points persist), else
         none. Written into the rows from `start` of `out`, or made of new arrays and views of
-        `kept`'s ids and flags (out None: a resting scene's manifolds alone)."""
+        `kept`'s ids and flags (out None: a resting scene's manifolds alone, where allocating
+        the set and copying into it took pyramid20's cache from 0.11 to 0.14 ms a step)."""
         m = len(a)
         bodies = shapes.body.take(np.concatenate([a, b])).reshape(2, m)  # A's, B's
         turns = turn.take(bodies)
