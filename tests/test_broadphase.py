@@ -90,6 +90,29 @@ def test_a_big_new_grid_sorts_by_radix_and_finds_the_same_pairs(seed, monkeypatc
     assert_grid_pairs_are_exact(np.concatenate([lower, far]), np.concatenate([upper, far + 0.5]), touching)
 
 
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_dense_grid_finds_its_windows_through_height_bins_and_the_same_pairs(seed, monkeypatch):
+    """A grid of many entries a column looks its windows up in height bins, whose ranges hold a
+    few entries more than the windows: the overlap test must drop those and keep the rest."""
+    rng = np.random.default_rng(seed)
+    lower = rng.uniform(0.0, [2.0, 10.0], (600, 2))  # a narrow pile: about 80 entries a column
+    upper = lower + rng.uniform(0.05, 0.3, (600, 2))
+    grid = broadphase._Grid(lower, upper)
+    bits, table = grid._bin_starts()
+    assert bits >= broadphase._MIN_BIN_BITS and table[-1] == len(grid.key)
+    binned, candidates = overlapping_pairs(lower, upper), len(broadphase._candidates(grid, lower, upper)[0])
+    monkeypatch.setattr(broadphase, "_MIN_BIN_BITS", broadphase._HEIGHT_BITS + 1)  # binary searches only
+    grid = broadphase._Grid(lower, upper)
+    assert grid._bin_starts() is None
+    searched = overlapping_pairs(lower, upper)
+    assert candidates > len(broadphase._candidates(grid, lower, upper)[0])  # the bins' extra entries
+    expected = brute_force_pairs(lower, upper)
+    assert len(expected[0]) > 500
+    for pairs in (binned, searched):
+        np.testing.assert_array_equal(pairs[0], expected[0])
+        np.testing.assert_array_equal(pairs[1], expected[1])
+
+
 def test_fat_pairs_keep_every_overlapping_pair_as_boxes_wander():
     rng = np.random.default_rng(7)
     n = 300
