@@ -113,6 +113,28 @@ def test_a_dense_grid_finds_its_windows_through_height_bins_and_the_same_pairs(s
         np.testing.assert_array_equal(pairs[1], expected[1])
 
 
+@pytest.mark.parametrize("seed", [5, 6])
+def test_a_busy_grid_sorted_by_height_bins_alone_finds_the_same_pairs(seed):
+    """A busy scene's grid sorts its entries by bin, not by key (its searches use the bins);
+    removing entries sorts it by key again, for the searches of the keys that follow."""
+    rng = np.random.default_rng(seed)
+    lower = rng.uniform(0.0, [3.0, 10.0], (800, 2))
+    upper = lower + rng.uniform(0.05, 0.3, (800, 2))
+    grid = broadphase._Grid(lower, upper, binned=True)
+    assert not grid.ordered and np.any(np.diff(grid.key) < 0)
+    found = set(zip(*(values.tolist() for values in broadphase._overlapping(
+        lower, upper, *broadphase._candidates(grid, lower, upper)))))
+    expected = set(zip(*(values.tolist() for values in brute_force_pairs(lower, upper))))
+    assert len(expected) > 500 and found == expected
+    moved = rng.random(800) < 0.2
+    rows = np.flatnonzero(moved)
+    grid.remove(moved)
+    assert grid.ordered and np.all(np.diff(grid.key) >= 0)
+    at = grid.insert(rows, lower[rows], np.max(upper[rows] - lower[rows], axis=1))
+    pairs = broadphase._overlapping(lower, upper, *broadphase._candidates(grid, lower, upper, moved, at))
+    assert set(zip(*(values.tolist() for values in pairs))) == {p for p in expected if moved[p[0]] or moved[p[1]]}
+
+
 def test_fat_pairs_keep_every_overlapping_pair_as_boxes_wander():
     rng = np.random.default_rng(7)
     n = 300

@@ -88,9 +88,13 @@ class _Grid:
     which keeps the order of heights): a column's entries are one run of keys sorted by
     height, so a box's window in a column is one range of keys, cut by cells across the
     columns and (all but) exactly in height. Against cells both ways, in `tumbler` (after 100
-    steps) 21,800 candidate pairs where cells gave 34,000, for 12,200 overlapping."""
+    steps) 21,800 candidate pairs where cells gave 34,000, for 12,200 overlapping.
 
-    def __init__(self, lower: np.ndarray, upper: np.ndarray, size: float | None = None) -> None:
+    A `binned` grid (a busy scene's, made and searched whole once a step) sorts its entries by
+    height bin alone (see `_bin_starts`), which its searches need, not by key (`ordered`
+    False until entries are removed)."""
+
+    def __init__(self, lower: np.ndarray, upper: np.ndarray, size: float | None = None, binned: bool = False) -> None:
         n = len(lower)
         extent = np.maximum(upper[:, 0] - lower[:, 0], upper[:, 1] - lower[:, 1])
         self.size = _largest_entered(extent) if size is None else size
@@ -108,7 +112,17 @@ class _Grid:
         self.outside = np.zeros(n, bool)
         # All boxes are entered at once: their keys sorted, with no merge into existing ones.
         key, self.owner, column, step = self._entries(np.arange(n), lower, extent, column - self.origin)
-        if len(key) < _RADIX_SORT_MIN or self.columns > 1 << 16:
+        self._starts: tuple[int, np.ndarray | None] | None = None
+        bits = self._bin_bits(len(key)) if binned else -1
+        self.ordered = not (bits >= _MIN_BIN_BITS and self.columns << bits <= 1 << 16)
+        if not self.ordered:
+            # Sorted by bin alone: one radix sort of 16-bit bins (`tumbler`'s 2,025 entries: 6
+            # against 24 us for their keys, timed alone), and the bins' table from them.
+            bins = column << bits
+            bins |= step >> (_HEIGHT_BITS - bits)
+            order = bins.astype(np.uint16).argsort(kind="stable")
+            self._starts = bits, _bin_table(bins, self.columns << bits)
+        elif len(key) < _RADIX_SORT_MIN or self.columns > 1 << 16:
             order = key.argsort(kind="stable")  # the method: np.argsort's wrapper costs a microsecond
         else:  # many entries: three radix sorts of 16-bit parts
             order = np.argsort((step & 0xFFFF).astype(np.uint16), kind="stable")
@@ -116,7 +130,6 @@ class _Grid:
                 order = order.take(np.argsort(part.astype(np.uint16).take(order), kind="stable"))
         self.key, self.owner = key.take(order), self.owner.take(order)
         self.built_loose = int(np.count_nonzero(self.loose))
-        self._starts: tuple[int, np.ndarray] | None = None
 
     def insert(self, rows: np.ndarray, lower: np.ndarray, extent: np.ndarray) -> np.ndarray:
         """Enter the boxes `rows` (not in the grid) with these lower corners and extents (m),
@@ -128,7 +141,7 @@ class _Grid:
         key, owner = np.concatenate([self.key, key]), np.concatenate([self.owner, owner])
         order = key.argsort(kind="stable")
         self.key, self.owner = key.take(order), owner.take(order)
-        self._starts = None
+        self._starts, self.ordered = None, True
         where = np.empty_like(order)
         where[order] = np.arange(len(order))
         return where[len(key) - count:]  # where the inserted entries landed
@@ -157,6 +170,10 @@ class _Grid:
         _clip(steps, 0.0, _HEIGHT_STEPS, steps)
         return steps.astype(np.int64)  # rounded down: the steps keep the heights' order
 
+    def _bin_bits(self, n: int) -> int:
+        """log2 of the height bins a column for n entries (see `_BIN_ENTRIES`)."""
+        return min(int(_BIN_ENTRIES * n / self.columns).bit_length() - 1, _HEIGHT_BITS) if n else -1
+
     def _bin_starts(self) -> tuple[int, np.ndarray] | None:
         """(bits, starts): each column's heights cut into 2^bits bins (the top bits of the
         height steps), and for each bin column << bits | bin the position of its first entry,
@@ -164,21 +181,21 @@ class _Grid:
         at the first search of a grid whose entries have not changed since, kept until they
         do."""
         if self._starts is None:
-            n = len(self.key)
-            bits = min(int(_BIN_ENTRIES * n / self.columns).bit_length() - 1, _HEIGHT_BITS) if n else -1
+            bits = self._bin_bits(len(self.key))
             if bits < _MIN_BIN_BITS:
                 self._starts = (-1, None)
             else:
                 bins = self.key >> _HEIGHT_BITS << bits
                 bins |= (self.key & ((1 << _HEIGHT_BITS) - 1)) >> (_HEIGHT_BITS - bits)
-                table = np.zeros((self.columns << bits) + 1, np.int64)
-                np.cumsum(np.bincount(bins, minlength=self.columns << bits), out=table[1:])
-                self._starts = (bits, table)
+                self._starts = (bits, _bin_table(bins, self.columns << bits))
         return None if self._starts[1] is None else self._starts
 
     def remove(self, moved: np.ndarray) -> None:
         """Take out the entries of the boxes flagged in `moved` (n,) bool."""
         stay = indices(~moved.take(self.owner))
+        if not self.ordered:  # sorted by bins alone: sorted by key, for searches of the keys
+            stay = stay.take(self.key.take(stay).argsort(kind="stable"))
+            self.ordered = True
         self.key, self.owner = self.key.take(stay), self.owner.take(stay)
         self._starts = None
 
@@ -211,10 +228,11 @@ class _Grid:
         # search of all pairs, by two look-ups in the height bins (`_bin_starts`): from the
         # first entry of the bin that holds the window's bottom to the last of the bin that
         # holds its top. The bins' ranges hold the searches' and a few more entries, which the
-        # overlap test after the search drops: the same pairs in the same order. `tumbler`'s
-        # search in the step 363 -> 285 us (table 35 us, look-ups 33 where the searches took
-        # 135), its broadphase 828 -> 760 us; paired steps -0.5 and -1.2 %.
-        starts = self._bin_starts() if moved is None else None
+        # overlap test after the search drops: the same pairs (in the same order from a grid
+        # sorted by key). `tumbler`'s search in the step 363 -> 285 us (table 35 us, look-ups
+        # 33 where the searches took 135), its broadphase 828 -> 760 us; paired steps -0.5 and
+        # -1.2 %; its grid then sorted by bins alone (`binned`): -1.2 and -1.2 % more.
+        starts = self._bin_starts() if moved is None or not self.ordered else None
         if starts is None:
             base = (x_low.take(search) + step) << _HEIGHT_BITS
             low = self.key.searchsorted(base | y_low.take(search), "left")
@@ -240,6 +258,14 @@ class _Grid:
 
 _SORTED_COLUMNS = 3
 """Windows of at most this many columns are searched column by column (see `_by_column`)."""
+
+
+def _bin_table(bins: np.ndarray, count: int) -> np.ndarray:
+    """(count + 1,) the position of each bin's first entry among entries sorted by `bins`,
+    then the number of entries."""
+    table = np.zeros(count + 1, np.int64)
+    np.cumsum(np.bincount(bins, minlength=count), out=table[1:])
+    return table
 
 
 def _by_column(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -532,11 +558,11 @@ class FatPairs:
         step while it suits them (see BUSY_CELL_STEPS)."""
         kept = self._busy_cell
         if kept is not None and kept[2] < self.BUSY_CELL_STEPS:
-            grid = _Grid(lower, upper, kept[0])
+            grid = _Grid(lower, upper, kept[0], binned=True)
             if grid.built_loose <= kept[1] + 8:
                 self._busy_cell = (kept[0], kept[1], kept[2] + 1)
                 return grid
-        grid = _Grid(lower, upper)
+        grid = _Grid(lower, upper, binned=True)
         self._busy_cell = (grid.size, grid.built_loose, 1)
         return grid
 
