@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .raw_numpy import all_true, any_true, indices
+from .raw_numpy import all_true, any_true, indices, where as _where
 
 
 RECOLOR_INTERVAL = 8
@@ -68,8 +68,8 @@ def color_constraints(body_a: np.ndarray, body_b: np.ndarray, dynamic: np.ndarra
     # dynamic bodies only. A constraint with no dynamic end (a sleeping body on the ground)
     # then reads masks nothing else reads, and is given colour 0 afterwards.
     dynamic_a, dynamic_b = dynamic.take(body_a), dynamic.take(body_b)
-    a = np.where(dynamic_a, body_a, body_b)
-    b = np.where(dynamic_b, body_b, a)
+    a = _where(dynamic_a, body_a, body_b)
+    b = _where(dynamic_b, body_b, a)
     a_list, b_list = a.tolist(), b.tolist()
     if used is None:
         masks: list[int] | dict[int, int] = [0] * len(dynamic)
@@ -157,7 +157,7 @@ class ColorMemory:
         stale = previous >= MAX_KEPT_COLORS
         if any_true(joined):  # rarely: a body woke up or was made dynamic
             stale |= joined.take(body_a) | joined.take(body_b)
-        colors = np.where(stale, -1, previous)
+        colors = _where(stale, -1, previous)
         new = indices(colors < 0)
         if len(new):
             # Each body's colours taken as a bit mask. A dynamic body has at most one kept
@@ -172,7 +172,7 @@ class ColorMemory:
             touched[body_b.take(new)] = True
             old = indices((colors >= 0) & (touched.take(body_a) | touched.take(body_b)))
             a, b = body_a.take(old), body_b.take(old)
-            ends = np.concatenate([np.where(dynamic.take(a), a, n), np.where(dynamic.take(b), b, n)])
+            ends = np.concatenate([_where(dynamic.take(a), a, n), _where(dynamic.take(b), b, n)])
             bits = np.ldexp(1.0, colors.take(old))
             used = np.bincount(ends, np.concatenate([bits, bits]), n + 1).astype(np.uint64)
             colors[new] = color_constraints(body_a.take(new), body_b.take(new), dynamic, used[:n])

@@ -50,7 +50,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .raw_numpy import all_true, any_true, at_least, clip as _clip, indices, whole_rows
+from .raw_numpy import (all_true, any_true, at_least, clip as _clip, copyto as _copyto, indices, where as _where,
+                         whole_rows)
 from .settings import LINEAR_SLOP, REFERENCE_FACE_TOLERANCE, SPECULATIVE_DISTANCE
 from .shapes import CIRCLE, POLYGON, Shape, padded_geometry, shape_kind
 from .vec import as_complex, to_complex, to_rows
@@ -137,7 +138,7 @@ def _at(array: np.ndarray, index: np.ndarray) -> np.ndarray:
 
 
 def next_vertex(index: np.ndarray, count: np.ndarray) -> np.ndarray:
-    return np.where(index + 1 < count, index + 1, 0)
+    return _where(index + 1 < count, index + 1, 0)
 
 
 def edge_of(verts: np.ndarray, count: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -167,8 +168,8 @@ def _finish(normal: np.ndarray, points: np.ndarray, depths: np.ndarray, ids: np.
     # np.array of equal arrays stacks them as np.stack does, without its Python wrapper (3 us).
     world = np.array([pos_a[:, 0] + (c * x - s * y), pos_a[:, 1] + (s * x + c * y)])
     turned = np.array([c * normal[0] - s * normal[1], s * normal[0] + c * normal[1]])
-    return ManifoldBatch(normal=to_rows(np.where(valid[0], turned, 0.0)), points=to_rows(np.where(valid, world, 0.0)),
-                         depths=to_rows(np.where(valid, depths, 0.0)), ids=to_rows(np.where(valid, ids, 0)),
+    return ManifoldBatch(normal=to_rows(_where(valid[0], turned, 0.0)), points=to_rows(_where(valid, world, 0.0)),
+                         depths=to_rows(_where(valid, depths, 0.0)), ids=to_rows(_where(valid, ids, 0)),
                          valid=to_rows(valid))
 
 
@@ -184,7 +185,7 @@ def _unit(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     meaningful direction (it would be round-off noise) and gives the fallback normal instead."""
     length = np.abs(v)
     usable = length > _ROUNDOFF
-    return np.where(usable, v / np.where(usable, length, 1.0), complex(*_FALLBACK_NORMAL)), length
+    return _where(usable, v / _where(usable, length, 1.0), complex(*_FALLBACK_NORMAL)), length
 
 
 def _one_point(normal: np.ndarray, point: np.ndarray, separation: np.ndarray,
@@ -196,9 +197,9 @@ def _one_point(normal: np.ndarray, point: np.ndarray, separation: np.ndarray,
     valid = np.zeros((count, 2), bool)
     valid[:, 0] = kept
     points, depths = np.zeros((count, 2, 2)), np.zeros((count, 2))
-    as_complex(points)[:, 0] = np.where(kept, point, 0.0)
-    depths[:, 0] = np.where(kept, -separation, 0.0)
-    return ManifoldBatch(np.where(kept, normal, 0.0).view(np.float64).reshape(count, 2), points, depths,
+    as_complex(points)[:, 0] = _where(kept, point, 0.0)
+    depths[:, 0] = _where(kept, -separation, 0.0)
+    return ManifoldBatch(_where(kept, normal, 0.0).view(np.float64).reshape(count, 2), points, depths,
                          np.zeros((count, 2), np.int64), valid)
 
 
@@ -305,12 +306,12 @@ def _polygon_circle(verts_a: np.ndarray, norms_a: np.ndarray, count_a: np.ndarra
     outside = sep > _ROUNDOFF
     in_v1 = (u1 < 0.0) & (outside | (-u1 > _ROUNDOFF * length))
     in_v2 = (u2 < 0.0) & (outside | (-u2 > _ROUNDOFF * length))
-    vertex_normal, vertex_distance = _unit(c - np.where(in_v1, v1, v2))
+    vertex_normal, vertex_distance = _unit(c - _where(in_v1, v1, v2))
     at_vertex = in_v1 | in_v2
-    normal = np.where(at_vertex, vertex_normal, norms.reshape(-1).take(at))
+    normal = _where(at_vertex, vertex_normal, norms.reshape(-1).take(at))
     # Signed distance of c from A's surface along the normal. No early out is needed: if the
     # edge separation exceeds radius + speculative distance, so does a vertex distance.
-    distance = np.where(at_vertex, vertex_distance, sep)
+    distance = _where(at_vertex, vertex_distance, sep)
     # Halfway between the vertex (or c projected on the edge) and the circle's deepest point.
     point = c - (0.5 * (distance + radius_b)) * normal
     return turn_a * normal, origin_a + turn_a * point, distance - radius_b
@@ -333,12 +334,12 @@ def _box_circle(axis_a: np.ndarray, center_a: np.ndarray, half0: np.ndarray, hal
     along = np.abs(y) - half1
     first = across >= along                                             # a face across axis 0
     separation = np.maximum(across, along)
-    corner = (separation > _ROUNDOFF) & np.where(first, along > 0.0, across > 0.0)
-    face = np.where(first, np.where(x >= 0.0, 1.0, -1.0), np.where(y >= 0.0, 1j, -1j))
+    corner = (separation > _ROUNDOFF) & _where(first, along > 0.0, across > 0.0)
+    face = _where(first, _where(x >= 0.0, 1.0, -1.0), _where(y >= 0.0, 1j, -1j))
     if any_true(corner):
         to_corner, corner_distance = _unit(local - (_clip(x, -half0, half0) + 1j * _clip(y, -half1, half1)))
-        normal = np.where(corner, to_corner, face) * axis
-        distance = np.where(corner, corner_distance, separation)
+        normal = _where(corner, to_corner, face) * axis
+        distance = _where(corner, corner_distance, separation)
     else:  # every centre off a face, none by a corner (balls on the ground): 9 calls fewer
         normal, distance = face * axis, separation
     # Halfway between the box's surface and the circle's deepest point, as `_polygon_circle`.
@@ -447,12 +448,12 @@ def _closest_on_edges(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray,
     rd1, rd2, d12 = _cdot(r, d1), _cdot(r, d2), _cdot(d1, d2)
     sine = d1[0] * d2[1] - d1[1] * d2[0]
     parallel = np.abs(sine) <= _ROUNDOFF * np.sqrt(dd1 * dd2)
-    denom = np.where(parallel, 1.0, sine * sine)
-    f1 = np.where(parallel, 0.0, _clip((d12 * rd2 - rd1 * dd2) / denom, 0.0, 1.0))
+    denom = _where(parallel, 1.0, sine * sine)
+    f1 = _where(parallel, 0.0, _clip((d12 * rd2 - rd1 * dd2) / denom, 0.0, 1.0))
     # Closest point of segment 2 to that point; clamping it moves the best point of segment 1.
     f2 = (d12 * f1 + rd2) / dd2
-    f1 = np.where(f2 < 0.0, _clip(-rd1 / dd1, 0.0, 1.0),
-                  np.where(f2 > 1.0, _clip((d12 - rd1) / dd1, 0.0, 1.0), f1))
+    f1 = _where(f2 < 0.0, _clip(-rd1 / dd1, 0.0, 1.0),
+                  _where(f2 > 1.0, _clip((d12 - rd1) / dd1, 0.0, 1.0), f1))
     return f1, _clip(f2, 0.0, 1.0), parallel
 
 
@@ -481,14 +482,14 @@ def _vertex_vertex(a: np.ndarray, b: np.ndarray, index_a: np.ndarray, index_b: n
     at_ends = ((f1 == 0.0) | (f1 == 1.0)) & ((f2 == 0.0) | (f2 == 1.0))
     found = at_ends & ~(parallel & (overlap > _ROUNDOFF))
     start_a, start_b = f1 == 0.0, f2 == 0.0
-    vertex_a = np.where(start_a, a[:, 0], a[:, 1])
-    vertex_b = np.where(start_b, b[:, 0], b[:, 1])
+    vertex_a = _where(start_a, a[:, 0], a[:, 1])
+    vertex_b = _where(start_b, b[:, 0], b[:, 1])
     gap = vertex_b - vertex_a
     # As `_unit`: a gap no longer than round-off has no direction and gets the fallback.
     distance = np.sqrt(_cdot(gap, gap))
     usable = distance > _ROUNDOFF
-    normal = np.where(usable, gap / np.where(usable, distance, 1.0), _FALLBACK_COLUMN)
-    vertex_id = _feature_id(np.where(start_a, *index_a), np.where(start_b, *index_b))
+    normal = _where(usable, gap / _where(usable, distance, 1.0), _FALLBACK_COLUMN)
+    vertex_id = _feature_id(_where(start_a, *index_a), _where(start_b, *index_b))
     return VertexPair(found, normal, distance, 0.5 * (vertex_a + vertex_b), vertex_id)
 
 
@@ -587,8 +588,8 @@ def _choose_face(candidates: _Candidates) -> _Choice:
     span = upper2 - lower2
     can_clip = span > 0.0
     moved = np.array([lower2 < 0.0, upper2 > upper1]) & can_clip
-    to_plane = np.array([-lower2, upper1 - lower2]) / np.where(can_clip, span, 1.0)
-    fraction = np.where(moved, _clip(to_plane, 0.0, 1.0), _UNCLIPPED)      # (lower/upper, face, P)
+    to_plane = np.array([-lower2, upper1 - lower2]) / _where(can_clip, span, 1.0)
+    fraction = _where(moved, _clip(to_plane, 0.0, 1.0), _UNCLIPPED)      # (lower/upper, face, P)
     along = lower2 + fraction * span
     in_slab = (along >= -_ROUNDOFF) & (along <= upper1 + _ROUNDOFF)
     overlap = np.minimum(upper1, upper2) - at_least(lower2, 0.0)
@@ -600,21 +601,21 @@ def _choose_face(candidates: _Candidates) -> _Choice:
     flip = (sep[1] > sep[0] + REFERENCE_FACE_TOLERANCE) | ((sep[1] >= sep[0]) & a_misses)
 
     def chosen(values: np.ndarray) -> np.ndarray:
-        return np.where(flip, values[..., 1, :], values[..., 0, :])
+        return _where(flip, values[..., 1, :], values[..., 0, :])
 
     ends = chosen(ends)
     r1, _, w1, w2 = ends.transpose(1, 0, 2)
     reference = chosen(normal)
-    fraction = np.where(flip, fraction[::-1, 1], fraction[:, 0])             # by slot
+    fraction = _where(flip, fraction[::-1, 1], fraction[:, 0])             # by slot
     points = w2[:, None] + fraction * (w1 - w2)[:, None]
     clip_separation = _cdot(points - r1[:, None], reference[:, None])
     return _Choice(
         flip=flip, separation=np.maximum(sep[0], sep[1]), normal=reference,
-        index_a=np.where(flip, index[2:, 1], index[:2, 0]), index_b=np.where(flip, index[:2, 1], index[2:, 0]),
+        index_a=_where(flip, index[2:, 1], index[:2, 0]), index_b=_where(flip, index[:2, 1], index[2:, 0]),
         ends=ends,
         # Midway between the incident point and its projection on the reference face.
         midpoints=points - 0.5 * clip_separation * reference[:, None],
-        clip_separation=clip_separation, in_slab=np.where(flip, in_slab[::-1, 1], in_slab[:, 0]),
+        clip_separation=clip_separation, in_slab=_where(flip, in_slab[::-1, 1], in_slab[:, 0]),
         overlap=chosen(overlap))
 
 
@@ -645,7 +646,7 @@ def choose_faces(v_a: np.ndarray, n_a: np.ndarray, count_a: np.ndarray, v_b: np.
     choice = _choose_faces(_stacked(v_a, v_b), _stacked(n_a, n_b), np.stack([count_a, count_b]))
     # Clipped keeps the reference face's (lower, upper) order.
     def by_tangent(values: np.ndarray) -> np.ndarray:
-        return np.where(choice.flip, values[..., ::-1, :], values)
+        return _where(choice.flip, values[..., ::-1, :], values)
 
     clipped = Clipped(to_rows(by_tangent(choice.midpoints)), by_tangent(choice.clip_separation).T,
                       by_tangent(choice.in_slab).T, choice.overlap)
@@ -667,8 +668,8 @@ def _in_frame_of_a(verts: np.ndarray, norms: np.ndarray, shape_a: np.ndarray, sh
     # Rows are gathered one table at a time and turned into columns at once, so no gathered
     # copy outlives its line (fresh memory costs page faults).
     for polygon, shape in enumerate((shape_a, shape_b)):
-        np.copyto(frame[0, :, polygon], verts.take(shape, axis=0).transpose(2, 1, 0))
-        np.copyto(frame[1, :, polygon], norms.take(shape, axis=0).transpose(2, 1, 0))
+        _copyto(frame[0, :, polygon], verts.take(shape, axis=0).transpose(2, 1, 0))
+        _copyto(frame[1, :, polygon], norms.take(shape, axis=0).transpose(2, 1, 0))
     ca, sa, cb, sb = rot_a[:, 0], rot_a[:, 1], rot_b[:, 0], rot_b[:, 1]
     qc, qs = ca * cb + sa * sb, ca * sb - sa * cb          # B's rotation relative to A's
     dx, dy = pos_b[:, 0] - pos_a[:, 0], pos_b[:, 1] - pos_a[:, 1]
@@ -729,8 +730,8 @@ class Boxes:
         box = ((count == 4) & (np.abs(n[:, 1] - 1j * n[:, 0]) <= BOX_TOLERANCE)
                & (np.abs(n[:, 2] + n[:, 0]) <= BOX_TOLERANCE) & (np.abs(n[:, 3] + n[:, 1]) <= BOX_TOLERANCE)
                & (np.abs(corners - v.T) <= tolerance).all(axis=0))
-        return cls(box, np.where(box, n[:, 0], 0.0), np.where(box, center, 0.0), np.where(box, half0, 0.0),
-                   np.where(box, half1, 0.0))
+        return cls(box, _where(box, n[:, 0], 0.0), _where(box, center, 0.0), _where(box, half0, 0.0),
+                   _where(box, half1, 0.0))
 
 
 def _box_separation(boxes: Boxes, shape_a: np.ndarray, shape_b: np.ndarray, pos_a: np.ndarray, rot_a: np.ndarray,
@@ -748,8 +749,8 @@ def _box_separation(boxes: Boxes, shape_a: np.ndarray, shape_b: np.ndarray, pos_
     np.negative(gap[0], out=gap[1])
     seen = axis.conj() * gap                       # the other centre along normal 0 (real) and 1 (imaginary)
     along = np.empty((2, 2, p))                                         # (box, axis, pair)
-    np.copyto(along[:, 0], seen.real)
-    np.copyto(along[:, 1], seen.imag)
+    _copyto(along[:, 0], seen.real)
+    _copyto(along[:, 1], seen.imag)
     half = np.empty((2, 2, p))
     for box, shape in enumerate((shape_a, shape_b)):
         boxes.half0.take(shape, out=half[box, 0])
@@ -767,7 +768,7 @@ def _box_separation(boxes: Boxes, shape_a: np.ndarray, shape_b: np.ndarray, pos_
     slot *= 2
     slot[:, 1] += 1
     first = (value[:, 0] > value[:, 1]) | ((value[:, 0] == value[:, 1]) & (slot[:, 0] < slot[:, 1]))
-    return np.where(first, slot[:, 0], slot[:, 1]), np.maximum(value[:, 0], value[:, 1])
+    return _where(first, slot[:, 0], slot[:, 1]), np.maximum(value[:, 0], value[:, 1])
 
 
 def _box_faces(verts: np.ndarray, norms: np.ndarray, shape_a: np.ndarray, shape_b: np.ndarray, pos_a: np.ndarray,
@@ -790,9 +791,9 @@ def _box_faces(verts: np.ndarray, norms: np.ndarray, shape_a: np.ndarray, shape_
     other[0] *= turn
     dots = normal.conj() * other         # the other's normals 0 (real) and 1 (minus the imaginary part)
     a, b = dots.real, -dots.imag
-    slot_a, slot_b = np.where(a > 0.0, 2, 0), np.where(b > 0.0, 3, 1)
+    slot_a, slot_b = _where(a > 0.0, 2, 0), _where(b > 0.0, 3, 1)
     size_a, size_b = np.abs(a), np.abs(b)
-    incident = np.where((size_a > size_b) | ((size_a == size_b) & (slot_a < slot_b)), slot_a, slot_b)
+    incident = _where((size_a > size_b) | ((size_a == size_b) & (slot_a < slot_b)), slot_a, slot_b)
     index = np.array([edge, (edge + 1) & 3, incident, (incident + 1) & 3])
     # The ends on A: its reference edge (face 0) and its incident edge (face 1); on B the
     # other way round, turned and moved into A's frame.
@@ -952,10 +953,10 @@ def _clipped(candidates: _Candidates, limit: np.ndarray, origin: np.ndarray, pos
                                                      choice.normal.take(apart, axis=-1))))
     # B's reference faces turn A's way: times -1 (exact), 5 against 22 us for tumbler's 2,300
     # pairs by np.negative(where=flip).
-    normal = np.multiply(choice.normal, np.where(choice.flip, -1.0, 1.0), out=choice.normal)
+    normal = np.multiply(choice.normal, _where(choice.flip, -1.0, 1.0), out=choice.normal)
     if len(apart):
         ends, flip = choice.ends[..., apart], choice.flip[apart]
-        corner = _vertex_vertex(np.where(flip, ends[:, 2:], ends[:, :2]), np.where(flip, ends[:, :2], ends[:, 2:]),
+        corner = _vertex_vertex(_where(flip, ends[:, 2:], ends[:, :2]), _where(flip, ends[:, :2], ends[:, 2:]),
                                 choice.index_a[:, apart], choice.index_b[:, apart], choice.overlap[apart])
         found = corner.found
         single = apart[found]

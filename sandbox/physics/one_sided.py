@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .manifold import ManifoldBatch
-from .raw_numpy import any_true, indices
+from .raw_numpy import any_true, indices, where as _where
 from .vec import cross, dot, rotate
 
 FACE_TOLERANCE = 1.0e-6
@@ -51,9 +51,9 @@ def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: n
     if len(rows) == 0:
         return
     first = edge_a[rows]
-    edge = np.where(first, pair_a[rows], pair_b[rows])
-    other = np.where(first, pair_b[rows], pair_a[rows])
-    sign = np.where(first, 1.0, -1.0)[:, None]
+    edge = _where(first, pair_a[rows], pair_b[rows])
+    other = _where(first, pair_b[rows], pair_a[rows])
+    sign = _where(first, 1.0, -1.0)[:, None]
     # Rows gathered by `take`, several times faster than fancy indexing of (R, 2) rows.
     normal = batch.normal.take(rows, axis=0) * sign  # from the edge towards the other shape
 
@@ -74,7 +74,7 @@ def filter_one_sided(batch: ManifoldBatch, shapes, pair_a: np.ndarray, pair_b: n
     if any_true(corner):
         # The corner is the end the normal tilts toward; the neighbour's line runs through it.
         b = pos.take(be, axis=0) + rotate(re, shapes.verts[:, 1].take(edge, axis=0))
-        vertex = np.where(toward_b[:, None], b, a)
+        vertex = _where(toward_b[:, None], b, a)
         behind_next = dot(centroid - vertex, n_next) < 0.0
         turn = cross(n, n_next)
         in_cone = (cross(n, normal) * turn >= 0.0) & (cross(normal, n_next) * turn >= 0.0)

@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-__all__ = ["all_true", "any_true", "at_least", "at_most", "clip", "count_true", "einsum", "indices", "whole_rows"]
+__all__ = ["all_true", "any_true", "at_least", "at_most", "clip", "copyto", "count_true", "einsum", "indices", "where",
+           "whole_rows"]
 
 try:
     from numpy._core.multiarray import c_einsum as einsum
@@ -31,6 +32,16 @@ except ImportError:  # NumPy 1.x
 """The clip ufunc (lo, hi broadcast; output by position): one call for a clamp to [lo, hi].
 0.44 us on 140 entries, against 0.64 us for a maximum and a minimum; np.clip's wrapper costs
 more than the clamp itself."""
+
+
+copyto = getattr(np.copyto, "_implementation", np.copyto)
+"""np.copyto without its dispatch wrapper, a Python function that collects the arguments
+NumPy's `__array_function__` protocol would look at: 0.19 against 0.52 us a call (timed alone);
+a step of `tumbler` makes about 60."""
+
+where = getattr(np.where, "_implementation", np.where)
+"""np.where without its dispatch wrapper: 0.62 against 0.86 us a call (timed alone); a step of
+`tumbler` makes about 45."""
 
 
 def at_least(values: np.ndarray, low: float, out: np.ndarray | None = None) -> np.ndarray:

@@ -68,7 +68,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contacts import ContactSet
-from .raw_numpy import all_true, any_true, at_least, clip as _clip, einsum as _einsum
+from .raw_numpy import (all_true, any_true, at_least, clip as _clip, copyto as _copyto, einsum as _einsum,
+                         where as _where)
 from .vec import as_complex
 
 @dataclass(frozen=True)
@@ -241,7 +242,7 @@ def _centre(along: np.ndarray, valid: np.ndarray) -> np.ndarray:
     first = along[..., 0, :]
     if along.shape[-2] == 1:
         return first
-    return np.where(valid[1], 0.5 * (first + along[..., 1, :]), first)
+    return _where(valid[1], 0.5 * (first + along[..., 1, :]), first)
 
 
 class ColourMajor:
@@ -293,13 +294,13 @@ class ColourMajor:
         if out is None:
             out = np.empty(r * self._count, rows.dtype)
         if r == 1:  # one row: colour-major is the row itself
-            np.copyto(out, rows.reshape(-1))
+            _copyto(out, rows.reshape(-1))
             return out
         if self._orders is not None and r <= self.points:
             flat = rows.reshape(-1)
             if flat.dtype == out.dtype:
                 return flat.take(self._order(r), out=out, mode="clip")  # the method: np.take's wrapper costs 1 us
-            np.copyto(out, flat.take(self._order(r)))
+            _copyto(out, flat.take(self._order(r)))
             return out
         for s, e in self.runs:
             out[r * s: r * e].reshape(r, e - s)[:] = rows[:, s:e]
@@ -312,7 +313,7 @@ class ColourMajor:
         if out is None:
             out = np.empty(p * self._count, values.dtype)
         if p == 1:  # one point: colour-major is the manifolds' own order (as in `block`)
-            np.copyto(out, values)
+            _copyto(out, values)
             return out
         if self._orders is None:
             for s, e in self.runs:
@@ -323,7 +324,7 @@ class ColourMajor:
             manifold = self._orders[("manifold", p)] = self._order(p) % max(self._count, 1)
         if values.dtype == out.dtype:
             return values.take(manifold, out=out, mode="clip")
-        np.copyto(out, values.take(manifold))
+        _copyto(out, values.take(manifold))
         return out
 
     def unblock(self, flat: np.ndarray, rows: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -334,14 +335,14 @@ class ColourMajor:
         if out is None:
             out = np.empty((*lead, rows, self._count), flat.dtype)
         if rows == 1:
-            np.copyto(out, flat.reshape(*lead, 1, self._count))
+            _copyto(out, flat.reshape(*lead, 1, self._count))
         elif self._orders is not None:
             back = self._orders.get(("back", rows))
             if back is None:  # the inverse permutation of `_order(rows)`
                 order = self._order(rows)
                 back = self._orders[("back", rows)] = np.empty_like(order)
                 back[order] = np.arange(len(order))
-            np.copyto(out, flat.take(back, axis=-1).reshape(*lead, rows, self._count))
+            _copyto(out, flat.take(back, axis=-1).reshape(*lead, rows, self._count))
         else:
             for s, e in self.runs:
                 out[..., s:e] = flat[..., rows * s: rows * e].reshape(*lead, rows, e - s)
@@ -528,10 +529,10 @@ class ContactSolver:
         # alone; 18 against 35 us in the step) for tumbler's 5,000 manifolds by one fancy index.
         for row, entries in zip(jacobian, _LINEAR_ENTRY[p_count]):
             signed.take(entries, axis=0, out=row[:4], mode="clip")
-        np.copyto(normal[:, 4], arm_a.imag)
+        _copyto(normal[:, 4], arm_a.imag)
         np.negative(arm_b.imag, out=normal[:, 5])
         tangent_arms = _centre(arms.real, valid)
-        np.copyto(tangent[4], tangent_arms[0])
+        _copyto(tangent[4], tangent_arms[0])
         np.negative(tangent_arms[1], out=tangent[5])
         # A resting scene hands the solver the same manifolds in the same colours step after
         # step. What follows from the bodies they join and their colours alone (the gather
@@ -601,7 +602,7 @@ class ContactSolver:
             scratch.orders = bounds_key, {}
         layout = self.layout = ColourMajor(bounds, scratch.orders[1] if small else None, p_count)
         depth = np.ascontiguousarray(contacts.depths.T[:p_count], dtype=F)
-        start = np.negative(depth) if all_true(valid) else np.where(valid, -depth, F(_MISSING))  # (balls: all valid)
+        start = np.negative(depth) if all_true(valid) else _where(valid, -depth, F(_MISSING))  # (balls: all valid)
         self.start_separation = layout.block(start)
         """(P M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
         # Whether an arm turns: if every arm is zero (a circle's centre) or on a body that
@@ -625,7 +626,7 @@ class ContactSolver:
             self.turning = any_true((self.pivot_arms != 0.0) & can_turn.take(ends)[:, None])
         self.base = start
         if self.turning:
-            self.base = np.where(valid, -depth - (self.pivot_arms[1] - self.pivot_arms[0]).real, F(_MISSING))
+            self.base = _where(valid, -depth - (self.pivot_arms[1] - self.pivot_arms[0]).real, F(_MISSING))
         self._separation = np.empty(p_count * m, F)
         # One point a manifold: colour-major is row-major, and the separations are computed in
         # place (a copy a substep fewer).
@@ -640,7 +641,7 @@ class ContactSolver:
             self.bias_rate, self.mass_scale, self.impulse_scale = kept["soft"]
         else:
             # Rows of one (3, P M) block, contiguous each.
-            self.bias_rate, self.mass_scale, self.impulse_scale = np.where(
+            self.bias_rate, self.mass_scale, self.impulse_scale = _where(
                 layout.spread(ground), _soft_column(static_soft), _soft_column(contact_soft))
         self.normal_mass = layout.block(self.mass[:p_count])
         self._relax_mass = self.normal_mass * F(self.inv_h)  # see `use_relax`: two calls a substep fewer
@@ -664,7 +665,7 @@ class ContactSolver:
         self._accumulated = accumulated
         self.tangent_per_friction = scratch.get("friction impulses", (m,), F)
         layout.block(impulse[:p_count], out=self.normal_impulse)
-        np.copyto(self.tangent_per_friction, impulse[p_count])
+        _copyto(self.tangent_per_friction, impulse[p_count])
         # The most each normal impulse reached, taken after every sweep pass: a row changes
         # only in its colour's sweep, so that is the same as after every colour, in one call
         # a pass instead of one a colour.
@@ -748,7 +749,7 @@ class ContactSolver:
             take = self.take[6 * start: 6 * stop]
             last.take(take, out=self.sources[6 * start: 6 * stop], mode="wrap")
             last[take] = written[6 * start: 6 * stop]
-        np.copyto(self._finals, last)
+        _copyto(self._finals, last)
 
     def separations(self, body: BodyState) -> np.ndarray:
         """(P M,) float32 current separation of each point (m), colour-major (`layout`):
@@ -800,7 +801,7 @@ class ContactSolver:
         # product and three scatters (tumbler's 3,300 of 10,900 points apart: 32 against 41 us
         # a call; rain's 160 of 2,100: 12 either way).
         apart, touching = self._apart, self._touching
-        np.copyto(apart, np.greater(separation, 0.0, out=self._is_apart))  # np.heaviside: 24 against 3 us
+        _copyto(apart, np.greater(separation, 0.0, out=self._is_apart))  # np.heaviside: 24 against 3 us
         np.subtract(F(1.0), apart, out=touching)
         # A point apart has a positive separation, so its soft push clamped to at most zero is
         # zero: no product by `touching` (the same numbers).
@@ -857,9 +858,9 @@ class ContactSolver:
         body no contact touched keeps its float64 velocity exactly. Colour sweeps leave the
         copy as it is (see `solve`), so it is the start they are measured from; other passes
         keep a copy of the start (`swept` False)."""
-        np.copyto(self._velocity, body.velocity.reshape(-1))
+        _copyto(self._velocity, body.velocity.reshape(-1))
         if not swept:
-            np.copyto(self._velocity_start, self._velocity)
+            _copyto(self._velocity_start, self._velocity)
         return self._velocity
 
     def _commit(self, body: BodyState, swept: bool = False) -> None:
@@ -962,7 +963,7 @@ class ContactSolver:
             target = layout.run(target_all, p, colour)
             d[p:] = 0.0
             for j in range(p):  # the row speeds carry the mass
-                total = np.where(bounce[j], np.maximum(lam[j] - speed[j] - c.mass[j] * target[j], 0.0), lam[j])
+                total = _where(bounce[j], np.maximum(lam[j] - speed[j] - c.mass[j] * target[j], 0.0), lam[j])
                 np.subtract(lam[j], total, out=d[j])
                 lam[j] = total
                 if j == 0 and p == 2:
@@ -985,7 +986,7 @@ class ContactSolver:
         else:
             normal = rows[0]
             total = normal[0] + normal[1]
-            share = np.divide(normal[1], total, out=np.where(self.contacts.valid[:, 1], 0.5, 0.0), where=total > 0.0)
+            share = np.divide(normal[1], total, out=_where(self.contacts.valid[:, 1], 0.5, 0.0), where=total > 0.0)
             np.multiply(friction, share, out=rows[1, 1])
             np.subtract(friction, rows[1, 1], out=rows[1, 0])
         self.contacts.normal_impulse, self.contacts.tangent_impulse, self.contacts.max_normal_impulse = stored

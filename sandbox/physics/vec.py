@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .raw_numpy import copyto as _copyto
+
 
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("...d,...d->...", a, b)
@@ -52,8 +54,8 @@ def to_rows(columns: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         out = np.empty(columns.shape[::-1], columns.dtype)
     for k, column in enumerate(columns):
         if columns.ndim == 2:
-            np.copyto(out[:, k], column)
+            _copyto(out[:, k], column)
         else:
             for s, values in enumerate(column):
-                np.copyto(out[:, s, k], values)
+                _copyto(out[:, s, k], values)
     return out

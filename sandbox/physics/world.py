@@ -27,7 +27,8 @@ from .manifold import Boxes
 from .manifold_cache import ManifoldCache, Near
 from .profile import StepProfile
 from .queries import RayBatch, RayHit
-from .raw_numpy import all_true, any_true, at_most, clip as _clip, count_true, einsum as _einsum, indices
+from .raw_numpy import (all_true, any_true, at_most, clip as _clip, count_true, einsum as _einsum, indices,
+                         where as _where)
 from .shapes import CIRCLE, POLYGON, Circle, Segment, Shape, check_number, check_point, padded_geometry, shape_kind
 from .solver import BodyState, ContactSolver, Scratch, Softness
 from .tiles import TileMap
@@ -621,7 +622,7 @@ class World:
         rows = indices(near & (a_big | (reach_b > BIG_POLYGON_REACH * reach_a)))
         if len(rows) >= FACE_TEST_MIN_PAIRS:
             a_big, first, second = a_big.take(rows), pair_a.take(rows), pair_b.take(rows)
-            big, small = np.where(a_big, first, second), np.where(a_big, second, first)
+            big, small = _where(a_big, first, second), _where(a_big, second, first)
             near[rows] = self._face_gaps(big, small, center, turn) <= limit.take(rows)
         return near
 
@@ -750,7 +751,7 @@ class World:
         no margin. Kept until shapes change (a body's type never does)."""
         if self._fat_margin is None:
             static = self._bodies.type.take(self._shapes.body) == STATIC
-            self._fat_margin = np.repeat(np.where(static, 0.0, settings.AABB_FAT_MARGIN), 2).reshape(-1, 2)
+            self._fat_margin = np.repeat(_where(static, 0.0, settings.AABB_FAT_MARGIN), 2).reshape(-1, 2)
         return self._fat_margin
 
     def _off_center_bodies(self) -> np.ndarray:
@@ -824,9 +825,9 @@ class World:
             circle = s.kind == CIRCLE
             self._frames = False
             if all_true(s.box | circle):
-                self._frames = (np.where(circle, s.verts.view(np.complex128)[:, 0, 0], s.box_center),
-                                np.where(circle, 1.0 + 0.0j, s.box_axis), np.where(circle, 0.0, s.box_half0),
-                                np.where(circle, 0.0, s.box_half1))
+                self._frames = (_where(circle, s.verts.view(np.complex128)[:, 0, 0], s.box_center),
+                                _where(circle, 1.0 + 0.0j, s.box_axis), _where(circle, 0.0, s.box_half0),
+                                _where(circle, 0.0, s.box_half1))
         return self._frames or None
 
     def _local_normals(self) -> np.ndarray:
@@ -896,7 +897,7 @@ class World:
         b = self._bodies
         resting = ((length(b.v) < settings.LINEAR_SLEEP_TOLERANCE)
                    & (np.abs(b.w) < settings.ANGULAR_SLEEP_TOLERANCE))
-        b.sleep_time[:] = np.where(moving & resting, b.sleep_time + dt, np.where(moving, 0.0, b.sleep_time))
+        b.sleep_time[:] = _where(moving & resting, b.sleep_time + dt, _where(moving, 0.0, b.sleep_time))
         a, c = contacts.body_a, contacts.body_b
         kinematic = self._moving_kinematic()
         b.sleep_time[a[kinematic[c]]] = 0.0  # a moving kinematic body keeps its island awake
@@ -930,7 +931,7 @@ class World:
         pivots = []
         for shape in (contacts.shape_a, contacts.shape_b):
             on_circle = circle.take(shape)
-            pivots.append(np.where(on_circle, center.take(shape), points) if any_true(on_circle) else None)
+            pivots.append(_where(on_circle, center.take(shape), points) if any_true(on_circle) else None)
         return pivots[0], pivots[1]
 
     def _stop_at_tile_edges(self, dynamic: np.ndarray, pos0: np.ndarray, angle0: np.ndarray) -> None:
@@ -968,7 +969,7 @@ class World:
                 rows = indices(swept.take(owner))  # the chords of the swept cores
                 f0, f1, p0, p1, radius = (values.take(rows, axis=0) for values in chords)
                 t, normal = earliest_impacts(p0, p1, radius, tiles)
-                t = np.where(t < 1.0, f0 + t * (f1 - f0), 1.0)  # as a fraction of the whole step
+                t = _where(t < 1.0, f0 + t * (f1 - f0), 1.0)  # as a fraction of the whole step
                 hit_body = body.take(owner.take(rows))
             np.minimum.at(fraction, hit_body, t)
             at_start = indices(t <= START_FRACTION)
@@ -1005,10 +1006,10 @@ class World:
         centers = as_complex(b.pos) + rot_c * as_complex(b.local_center)
         velocity = np.empty((3, n))
         velocity[:2] = b.v.T
-        velocity[2] = np.where(b.fixed_rotation, 0.0, b.w)
+        velocity[2] = _where(b.fixed_rotation, 0.0, b.w)
         body = BodyState(velocity=velocity, dp=np.zeros(n, np.complex128), turned=np.zeros(n),
-                         dq=np.ones(n, np.complex64), inv_mass=np.where(dynamic, b.inv_mass, 0.0),
-                         inv_inertia=np.where(dynamic, b.inv_inertia, 0.0))
+                         dq=np.ones(n, np.complex64), inv_mass=_where(dynamic, b.inv_mass, 0.0),
+                         inv_inertia=_where(dynamic, b.inv_inertia, 0.0))
         dv = np.empty((3, n))  # each substep's velocity change from gravity and forces
         np.multiply(body.inv_mass, b.force.T, out=dv[:2])
         dv[:2] += np.multiply.outer(self._gravity, dynamic * b.gravity_scale)
@@ -1016,8 +1017,8 @@ class World:
         dv *= h
         keep = None  # the share of the velocity damping keeps each substep; None: no damping
         if any_true(b.linear_damping) or any_true(b.angular_damping):
-            keep_v = np.where(dynamic, 1.0 / (1.0 + h * b.linear_damping), 1.0)
-            keep = np.vstack([keep_v, keep_v, np.where(dynamic, 1.0 / (1.0 + h * b.angular_damping), 1.0)])
+            keep_v = _where(dynamic, 1.0 / (1.0 + h * b.linear_damping), 1.0)
+            keep = np.vstack([keep_v, keep_v, _where(dynamic, 1.0 / (1.0 + h * b.angular_damping), 1.0)])
         if len(contacts) == 0:
             self._free_substeps(body, dv, keep, h)
         else:
