@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ranges import expand, ranges
-from .raw_numpy import clip as _clip, indices
+from .raw_numpy import any_true, clip as _clip, indices
 
 _HEIGHT_BITS = 32
 _HEIGHT_STEPS = float((1 << _HEIGHT_BITS) - 1)
@@ -296,22 +296,22 @@ def overlapping_pairs(lower: np.ndarray, upper: np.ndarray, cell: float | None =
         return empty, empty
     grid = _Grid(lower, upper, cell)
     if rows is None:
-        a, b = _candidates(grid, lower, upper)
+        a, b, _ = _candidates(grid, lower, upper)
     else:
         moved = np.zeros(n, dtype=bool)
         moved[rows] = True
-        a, b = _candidates(grid, lower, upper, moved, indices(moved.take(grid.owner)))
+        a, b, _ = _candidates(grid, lower, upper, moved, indices(moved.take(grid.owner)))
     i, j = _overlapping(lower, upper, a, b)
     order = pair_order(i, j, n)
     return i.take(order), j.take(order)
 
 
 def _candidates(grid: _Grid, lower: np.ndarray, upper: np.ndarray, moved: np.ndarray | None = None,
-                at: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                at: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Candidate pairs (a, b), each once, of the boxes `lower`, `upper` (n, 2) (m) of `grid`:
     entered boxes with their neighbours, loose boxes with the entered ones in their windows and
     with each other; with `moved` (n,) bool and `at` (the moved boxes' entries), only the pairs
-    with a moved box."""
+    with a moved box. The first `entered` pairs are of two entered boxes."""
     loose = grid.loose
     every_loose = indices(loose)
     if moved is None:
@@ -323,7 +323,7 @@ def _candidates(grid: _Grid, lower: np.ndarray, upper: np.ndarray, moved: np.nda
                  grid.search(lower, upper, indices(moved_loose)),
                  _each_against(grid.owner.take(at), indices(loose & ~moved)),
                  _each_against(indices(moved_loose), every_loose, moved_loose)]
-    return np.concatenate([a for a, _ in pairs]), np.concatenate([b for _, b in pairs])
+    return np.concatenate([a for a, _ in pairs]), np.concatenate([b for _, b in pairs]), len(pairs[0][0])
 
 
 def _each_against(rows: np.ndarray, others: np.ndarray,
@@ -342,15 +342,16 @@ def _each_against(rows: np.ndarray, others: np.ndarray,
 
 
 def _overlapping(lower: np.ndarray, upper: np.ndarray, a: np.ndarray, b: np.ndarray,
-                 group: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 group: np.ndarray | None = None, apart: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The candidate pairs (a, b) whose boxes overlap, as (i, j) with i < j, in no particular
-    order; with `group` (n,), only those whose groups differ."""
+    order; with `group` (n,), only those whose groups differ, where the first `apart` pairs
+    are known to differ."""
     hit = overlap(lower, upper, a, b)
-    if group is not None:
+    if group is not None and apart < len(a):
         # In the same mask, before any key is made, where the keys of the overlapping pairs were
         # split again to compare their groups (`tumbler`'s busy search in the step 1.08 -> 1.04
         # ms, the least of six alternated runs).
-        hit &= group.take(a) != group.take(b)
+        hit[apart:] &= group.take(a[apart:]) != group.take(b[apart:])
     hit = indices(hit)
     a, b = a.take(hit), b.take(hit)
     return np.minimum(a, b), np.maximum(a, b)
@@ -480,6 +481,7 @@ class FatPairs:
         self._busy = False
         self._probe = 0  # steps to the next count of the escapes while busy (see BUSY_PROBE_STEPS)
         self._busy_cell: tuple[float, int, int] | None = None  # (cell, loose boxes, age): see BUSY_CELL_STEPS
+        self._shared: tuple[np.ndarray, np.ndarray, bool] | None = None  # see `_entered_alone`
         self.exact = False
         """Whether the last `update` returned only overlapping pairs (see `BUSY_FRACTION`)."""
 
@@ -534,8 +536,8 @@ class FatPairs:
         self._fresh = False
         if found is None:
             self._grid = _Grid(self.lower, self.upper)
-            candidates = _candidates(self._grid, self.lower, self.upper)
-            self._key = _sorted_keys(*_overlapping(self.lower, self.upper, *candidates, group), n)
+            a, b, _ = _candidates(self._grid, self.lower, self.upper)
+            self._key = _sorted_keys(*_overlapping(self.lower, self.upper, a, b, group), n)
         else:
             moved = np.zeros(n, dtype=bool)
             moved[escaped] = True
@@ -551,7 +553,21 @@ class FatPairs:
         (see `BUSY_FRACTION`)."""
         self.exact, self._grid = True, None
         grid = self._busy_grid(lower, upper)
-        return _overlapping(lower, upper, *_candidates(grid, lower, upper), group)
+        a, b, entered = _candidates(grid, lower, upper)
+        # A pair of two entered boxes is of two bodies when no entered box shares its body (the
+        # container of `tumbler` is four loose boxes): its 19,000 candidates are not compared.
+        return _overlapping(lower, upper, a, b, group, entered if self._entered_alone(group, grid) else 0)
+
+    def _entered_alone(self, group: np.ndarray | None, grid: _Grid) -> bool:
+        """Whether no box `grid` entered shares its `group` with another box. Which boxes share
+        one is kept while the same `group` array comes (the world's shape bodies)."""
+        if group is None:
+            return True
+        kept = self._shared
+        if kept is None or kept[0] is not group:
+            shared = np.bincount(group).take(group) > 1
+            self._shared = kept = group, shared, any_true(shared)
+        return not kept[2] or not any_true(kept[1] & ~grid.loose)
 
     def _busy_grid(self, lower: np.ndarray, upper: np.ndarray) -> _Grid:
         """A grid of the boxes `lower`, `upper` (n, 2) (m), with the cell kept from an earlier
@@ -579,6 +595,6 @@ class FatPairs:
         at = grid.insert(escaped, lower, np.maximum(upper[:, 0] - lower[:, 0], upper[:, 1] - lower[:, 1]))
         if np.count_nonzero(grid.loose) > 2 * grid.built_loose + 8 or np.count_nonzero(grid.outside) > n // 4:
             return None  # see the class notes
-        return _sorted_keys(*_overlapping(self.lower, self.upper, *_candidates(grid, self.lower, self.upper, moved, at),
-                                          group), n)
+        a, b, _ = _candidates(grid, self.lower, self.upper, moved, at)
+        return _sorted_keys(*_overlapping(self.lower, self.upper, a, b, group), n)
 
