@@ -306,6 +306,15 @@ class ColourMajor:
             out[r * s: r * e].reshape(r, e - s)[:] = rows[:, s:e]
         return out
 
+    def blocks(self, rows: np.ndarray, out: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]] | None:
+        """`block(rows, out=out)` as the pairs (into, from) of views to copy, one a colour, for
+        arrays refilled and blocked again many times a step (the separations, every substep:
+        27 calls a substep become 9 in `tumbler`); None where `block` takes one call anyway."""
+        r = len(rows)
+        if r == 1 or (self._orders is not None and r <= self.points):
+            return None
+        return [(out[r * s: r * e].reshape(r, e - s), rows[:, s:e]) for s, e in self.runs]
+
     def spread(self, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Per-manifold `values` (M,) given to each of the P `points`: (P M,) colour-major. A
         small scene takes them through a kept index of each point's manifold."""
@@ -631,6 +640,7 @@ class ContactSolver:
         # One point a manifold: colour-major is row-major, and the separations are computed in
         # place (a copy a substep fewer).
         self._rows = self._separation.reshape(1, m) if p_count == 1 else np.empty((p_count, m), F)
+        self._separation_blocks = layout.blocks(self._rows, self._separation) if p_count == 2 else None
         self._turned = np.empty((2, p_count, m), complex_type) if self.turning else None
         # Each point's softness (bias rate, mass scale, impulse scale), by whether its manifold
         # touches the ground, made in its type (tumbler's 9,600 points: 22 against 41 us for a
@@ -776,7 +786,13 @@ class ContactSolver:
             out += self.base
         # Computed row-major, where each body's rotation is gathered once per manifold, then
         # reordered (two points a manifold).
-        return self._separation if self.points == 1 else self.layout.block(out, out=self._separation)
+        if self.points == 1:
+            return self._separation
+        if self._separation_blocks is None:
+            return self.layout.block(out, out=self._separation)
+        for into, values in self._separation_blocks:
+            _copyto(into, values)
+        return self._separation
 
     def use_bias(self, separation: np.ndarray) -> None:
         """Set the normal rows for the soft, biased solve.
