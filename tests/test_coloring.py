@@ -42,6 +42,7 @@ class ColorCheck:
         return self._contacts
 
     def _checked(self, previous, body_a, body_b, dynamic, sweep=None):
+        sweep = sweep() if callable(sweep) else sweep  # the world makes it only when needed
         colors = self._color(previous, body_a, body_b, dynamic, sweep)
         assert_valid(colors, body_a, body_b, dynamic)
         fresh = color_constraints(body_a, body_b, dynamic, sweep=sweep)
@@ -150,6 +151,19 @@ def test_a_fresh_pass_colours_in_sweep_order():
     assert colors.max() + 1 == 3  # kept: the count did not grow, and no fresh pass is due yet
     for _ in range(coloring.RECOLOR_INTERVAL):
         colors = memory.color(colors, body_a, body_b, dynamic, coloring.sweep_key(points))
+    np.testing.assert_array_equal(colors, swept)
+    # Given as a function (the world's way), the sweep is made for a fresh pass alone.
+    memory, made = ColorMemory(), []
+
+    def sweep() -> np.ndarray:
+        made.append(len(colors))
+        return coloring.sweep_key(points)
+    memory.color(np.full(4, -1), body_a, body_b, dynamic, sweep)
+    colors = memory.color(np.array([0, 0, 1, 2]), body_a, body_b, dynamic, sweep)
+    assert made == []
+    for _ in range(coloring.RECOLOR_INTERVAL):
+        colors = memory.color(colors, body_a, body_b, dynamic, sweep)
+    assert made == [4]
     np.testing.assert_array_equal(colors, swept)
 
 

@@ -5,12 +5,11 @@ its lower-left corner. Entries are sorted by column and, within a column, by the
 height, so each column is one run of keys. A box b can overlap box a only if b's corner lies
 in the window [a.lower - cell, a.upper]: at most three columns, each one key range found by
 two binary searches (or two look-ups in a table of height bins), cut by columns across and by
-(nearly exact) heights up. For all pairs at
-once each box searches only from its own column rightwards, and a pair found from both ends
-of one column is kept once, so no pair comes twice. The few boxes larger than a cell (the
-ground, walls, shelves) are loose: not entered, they search the grid with their own wide
-windows and are paired with each other directly. All of it is whole-array NumPy work: no
-loop over shapes or cells.
+(nearly exact) heights up. For all pairs at once each box searches only from its own column
+rightwards, and a pair found from both ends of one column is kept once, so no pair comes
+twice. The few boxes larger than a cell (the ground, walls, shelves) are loose: not entered,
+they search the grid with their own wide windows and are paired with each other directly. All
+of it is whole-array NumPy work: no loop over shapes or cells.
 
 Entering a box in every cell it covers needs no window, but each box is then several entries
 and a pair that shares several cells must be found once only. One entry per box finds the same
@@ -178,8 +177,8 @@ class _Grid:
         """(bits, starts): each column's heights cut into 2^bits bins (the top bits of the
         height steps), and for each bin column << bits | bin the position of its first entry,
         then the count of entries; None for a grid too sparse for bins (`_MIN_BIN_BITS`). Made
-        at the first search of a grid whose entries have not changed since, kept until they
-        do."""
+        with a `binned` grid, or at the first search of a grid whose entries have not changed
+        since it was built; kept until they do."""
         if self._starts is None:
             bits = self._bin_bits(len(self.key))
             if bits < _MIN_BIN_BITS:

@@ -10,6 +10,8 @@ so only the contacts that are new this step go through the greedy loop.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from .raw_numpy import all_true, any_true, indices, where as _where
@@ -144,11 +146,12 @@ class ColorMemory:
         self._interval = RECOLOR_INTERVAL
 
     def color(self, previous: np.ndarray, body_a: np.ndarray, body_b: np.ndarray, dynamic: np.ndarray,
-              sweep: np.ndarray | None = None) -> np.ndarray:
+              sweep: np.ndarray | Callable[[], np.ndarray] | None = None) -> np.ndarray:
         """(M,) int64 colours of this step's contacts, given their bodies' rows and `previous`
         (M,) int64, each contact's colour last step (-1: it is new). `dynamic`: (N,) bool, the
         bodies the solver moves this step; `sweep` (M,): the order of a fresh pass over all
-        contacts (see `sweep_key`; the new contacts of a step are coloured in their own order:
+        contacts, or a function that makes it, called only for a fresh pass (see `sweep_key`,
+        about one step in ten; the new contacts of a step are coloured in their own order:
         over 600 steps, sweeping them too left rain and tumbler as they were and gave tile_rain
         8.5 colours on average against 7.6)."""
         n = len(dynamic)
@@ -189,7 +192,7 @@ class ColorMemory:
             self._age = 0
             ends = np.concatenate([body_a[dynamic[body_a]], body_b[dynamic[body_b]]])
             if count > np.bincount(ends).max(initial=0):
-                fresh = color_constraints(body_a, body_b, dynamic, sweep=sweep)
+                fresh = color_constraints(body_a, body_b, dynamic, sweep=sweep() if callable(sweep) else sweep)
                 if fresh.max() + 1 < count:
                     colors, count = fresh, int(fresh.max()) + 1
                     self._interval = RECOLOR_INTERVAL

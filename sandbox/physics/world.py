@@ -400,7 +400,7 @@ class World:
                                                self.manifold_reuse_distance, resting, self.warm_starting)
         with profile.stage("coloring"):
             colors = self._colors.color(contacts.color, contacts.body_a, contacts.body_b, dynamic,
-                                        sweep_key(contacts.points[:, 0]))
+                                        lambda: sweep_key(contacts.points[:, 0]))
             contacts.color = colors
             order, bounds = color_order(colors)
             if order is not None:
