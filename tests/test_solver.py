@@ -303,6 +303,19 @@ def test_separations_of_circles_need_no_rotation_unless_an_arm_turns(spinning_wa
     np.testing.assert_allclose(solver.layout.unblock(solver.separations(body), 1)[0], expected, atol=1e-6)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_points_on_the_ground_take_the_static_softness(seed: int) -> None:
+    """Each point of a manifold with a static body (body 0 here) takes the static softness,
+    every other point the contact softness: bias rate, mass scale and impulse scale."""
+    contacts, *_, solver = _random_solver(seed, 30, 5)
+    ground = contacts.body_a == 0
+    assert 0 < np.count_nonzero(ground) < len(ground)
+    static, contact = Softness.make(60.0, 10.0, H), Softness.make(30.0, 10.0, H)
+    for name in ("bias_rate", "mass_scale", "impulse_scale"):
+        wanted = np.where(ground, getattr(static, name), getattr(contact, name)).astype(np.float32)
+        np.testing.assert_array_equal(getattr(solver, name), solver.layout.spread(wanted))
+
+
 def test_what_a_resting_scene_keeps_for_the_solver_follows_every_change() -> None:
     # A resting scene's solver reuses what follows from its manifolds' bodies and colours
     # alone (gather indices, inverse masses, softness, friction). Edited one at a time in a
