@@ -304,16 +304,21 @@ def test_separations_of_circles_need_no_rotation_unless_an_arm_turns(spinning_wa
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_points_on_the_ground_take_the_static_softness(seed: int) -> None:
+@pytest.mark.parametrize("points", [1, 2])
+def test_points_on_the_ground_take_the_static_softness(seed: int, points: int) -> None:
     """Each point of a manifold with a static body (body 0 here) takes the static softness,
     every other point the contact softness: bias rate, mass scale and impulse scale."""
-    contacts, *_, solver = _random_solver(seed, 30, 5)
+    contacts, *_, solver = _random_solver(seed, 30, 5, points)
     ground = contacts.body_a == 0
     assert 0 < np.count_nonzero(ground) < len(ground)
     static, contact = Softness.make(60.0, 10.0, H), Softness.make(30.0, 10.0, H)
     for name in ("bias_rate", "mass_scale", "impulse_scale"):
         wanted = np.where(ground, getattr(static, name), getattr(contact, name)).astype(np.float32)
         np.testing.assert_array_equal(getattr(solver, name), solver.layout.spread(wanted))
+    # The points of some manifolds, found directly, are those `spread` gives them.
+    some = np.flatnonzero(ground)
+    np.testing.assert_array_equal(np.sort(solver.layout.points_of(some)),
+                                  np.flatnonzero(solver.layout.spread(ground)))
 
 
 def test_what_a_resting_scene_keeps_for_the_solver_follows_every_change() -> None:

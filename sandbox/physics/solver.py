@@ -315,6 +315,18 @@ class ColourMajor:
             return None
         return [(out[r * s: r * e].reshape(r, e - s), rows[:, s:e]) for s, e in self.runs]
 
+    def points_of(self, manifolds: np.ndarray) -> np.ndarray:
+        """(P k,) the colour-major positions of the P points of the manifolds `manifolds` (k,):
+        point j of manifold i in colour c (manifolds s:e) is at P s + j (e - s) + i - s (a few
+        manifolds' points without `spread`'s copy a colour)."""
+        bounds = self.bounds
+        colour = bounds.searchsorted(manifolds, "right") - 1
+        start = bounds.take(colour)
+        first = (self.points - 1) * start + manifolds
+        if self.points == 1:
+            return first
+        return np.concatenate([first, first + (bounds.take(colour + 1) - start)])
+
     def spread(self, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Per-manifold `values` (M,) given to each of the P `points`: (P M,) colour-major. A
         small scene takes them through a kept index of each point's manifold."""
@@ -654,7 +666,7 @@ class ContactSolver:
             # (timed alone).
             soft = np.empty((3, p_count * m), F)
             soft[:] = _soft_column(contact_soft)
-            on_ground = indices(layout.spread(ground))
+            on_ground = layout.points_of(indices(ground))
             if len(on_ground):
                 soft[:, on_ground] = _soft_column(static_soft)
             self.bias_rate, self.mass_scale, self.impulse_scale = soft
