@@ -51,3 +51,20 @@ def sizes_of_calls(monkeypatch, owner: object, name: str) -> list[int]:
 
     monkeypatch.setattr(owner, name, counting)
     return sizes
+
+
+def colour_sorts(monkeypatch) -> list[bool]:
+    """Wrap the world's `color_order` so that each step appends whether its contacts came out
+    of order by colour (the solver then takes them through an order)."""
+    from sandbox.physics import world as world_module
+
+    sorts: list[bool] = []
+    wrapped = world_module.color_order
+
+    def recording(colors):
+        order, bounds = wrapped(colors)
+        sorts.append(order is not None)
+        return order, bounds
+
+    monkeypatch.setattr(world_module, "color_order", recording)
+    return sorts

@@ -204,6 +204,33 @@ def test_batched_colour_solve_equals_sequential_impulses(seed: int, biased: bool
     assert np.all(np.abs(contacts.tangent_impulse.T) <= contacts.friction * normal + tolerance)
 
 
+@pytest.mark.parametrize("points", [1, 2])
+def test_contacts_in_any_row_order_are_solved_through_their_colour_order(points: int) -> None:
+    """The world hands the solver its contacts as the cache returned them, with the order that
+    sorts them by colour: the solve must be the colour-sorted one, bit for bit, and the
+    impulses must go back to each contact's own row."""
+    contacts, _, _, _, _, body, solver = _random_solver(11, bodies=40, colours=4, points=points)
+    shuffled_body = BodyState(**{name: getattr(body, name).copy() for name in vars(body)})
+    shuffle = np.random.default_rng(4).permutation(len(contacts))  # shuffled row i is sorted row shuffle[i]
+    shuffled = ContactSet(**{name: value.take(shuffle, axis=0) for name, value in vars(contacts).items()})
+    pivots = (shuffled.points[..., 0] + 1j * shuffled.points[..., 1]).T.copy()
+    other = ContactSolver(shuffled, solver.layout.bounds, _random_setup(np.random.default_rng(11), 40, 4, points)[2],
+                          shuffled_body, pivots, pivots, shuffled.body_a == 0, H, Softness.make(30.0, 10.0, H),
+                          Softness.make(60.0, 10.0, H), 3.0, 1.0, order=np.argsort(shuffle))
+    for run_solver, state in ((solver, body), (other, shuffled_body)):
+        state.velocity += run_solver.impulse_velocity()
+        run_solver.use_bias(run_solver.separations(state))
+        run_solver.solve(state)
+        state.integrate_positions(H)  # the pivots' turns now count in the separations
+        run_solver.use_relax(run_solver.separations(state))
+        run_solver.solve(state)
+        run_solver.store_impulses()
+    assert np.abs(contacts.normal_impulse).max() > 0.1
+    np.testing.assert_array_equal(shuffled_body.velocity, body.velocity)
+    for name in ("normal_impulse", "tangent_impulse", "max_normal_impulse"):
+        np.testing.assert_array_equal(getattr(shuffled, name), getattr(contacts, name).take(shuffle, axis=0))
+
+
 def test_a_friction_impulse_without_normal_impulses_is_shared_evenly(tolerance: float) -> None:
     """A manifold's friction impulse with no normal impulse under it (a bounce's last pass can
     leave one) goes to its points in equal shares, not through a division by zero."""

@@ -94,14 +94,6 @@ class ContactSet:
     def point_count(self) -> int:
         return int(np.count_nonzero(self.valid))
 
-    def reorder(self, order: np.ndarray) -> None:
-        """Permute the manifolds (the solver wants each colour contiguous)."""
-        # take, not value[order]: fancy indexing of the (M, 2) and (M, 2, 2) fields took 3.2 ms
-        # for the 14,950 manifolds of the base-100 pyramid, take 0.28 ms (same values). The
-        # method skips np.take's wrapper (16 fields, about 10 us a step).
-        for name, value in vars(self).items():
-            setattr(self, name, value.take(order, axis=0))
-
     @classmethod
     def allocate(cls, count: int) -> "ContactSet":
         """`count` manifolds whose every entry is yet to be written (np.empty)."""
@@ -167,7 +159,8 @@ def find_manifold_rows(shapes, body_of: np.ndarray, pos: np.ndarray, rot: np.nda
         rows = indices(touching)
         if len(rows) and rows[-1] == len(rows) - 1:  # the first pairs (a resting pile of balls: see
             a, b, normal, points, depths, ids, valid = (values[:len(rows)] for values in fields)  # `_in_place`)
-        else:  # gathers by `take`, not fancy indexing (see `reorder`)
+        else:  # gathers by `take`, not fancy indexing: for the (M, 2) and (M, 2, 2) fields of the
+            # base-100 pyramid's 14,950 manifolds, 0.28 against 3.2 ms (the same values)
             a, b, normal, points, depths, ids, valid = (values.take(rows, axis=0) for values in fields)
     if near is not None:
         rows = near if rows is None else near.take(rows)

@@ -42,7 +42,7 @@ import numpy as np
 from .contacts import (ContactSet, find_manifold_rows, look_up, mixed_friction, mixed_restitution, pair_keys,
                        pair_shapes)
 from .manifold import PairTypes
-from .raw_numpy import all_true, any_true, copyto as _copyto, indices, where as _where, whole_rows
+from .raw_numpy import all_true, any_true, copyto as _copyto, indices, where as _where
 from .shapes import POLYGON
 from .vec import as_complex, to_complex, to_rows
 
@@ -106,7 +106,7 @@ class _Kept:
 
     def take(self, rows: np.ndarray) -> "_Kept":
         """The entries `rows`, in that order; itself when `rows` is every entry in order (a
-        resting scene). np.take, not fancy indexing: see `ContactSet.reorder`."""
+        resting scene). np.take, not fancy indexing: see `find_manifold_rows`."""
         if len(rows) == len(self.keys) and all_true(rows == np.arange(len(rows))):
             return self
         return _Kept(*(getattr(self, f.name).take(rows, axis=_ENTRY_AXIS.get(f.name, 0)) for f in fields(self)))
@@ -308,28 +308,24 @@ class ManifoldCache:
 
     def store(self, contacts: ContactSet, order: np.ndarray | None) -> None:
         """Keep the solved impulses and the colours of the manifolds the last `collide`
-        returned, now permuted by `order` (`contacts` row i was row order[i]; None: not
-        permuted). In a resting scene (`collide` found last step's pairs) their entries are put
-        in the new order, the solver's colour order: the contacts then come back in it next
-        step and need no reordering (the base-100 pyramid: reordering and storing 0.45 ->
-        0.07 ms a step, less 0.13 ms that the cache's gathers by body lose in colour order,
-        where key order met the bodies in order). A busy scene's entries stay where they are,
-        and the impulses are scattered to them: its contacts are reordered every step anyway,
-        and moving all entries cost tumbler 0.18 ms a step."""
-        if order is not None and self._held:
+        returned (`contacts`, in the order it returned them: the cache's first entries); `order`
+        lists them in the solver's colour order (None: they are in it). In a resting scene
+        (`collide` found last step's pairs) their entries are put in that order: the contacts
+        then come back in it next step and the solver need not take them through an order (the
+        base-100 pyramid: reordering and storing 0.45 -> 0.07 ms a step, less 0.13 ms that the
+        cache's gathers by body lose in colour order, where key order met the bodies in order).
+        A busy scene's entries stay where they are: its contacts come in a new order every step
+        anyway, and moving all entries cost tumbler 0.18 ms a step."""
+        moved = order is not None and self._held
+        if moved:
             self._put_first(order)
-            order = None
-        m = len(contacts)  # the entries of `contacts` are the cache's first m, as returned
-        for name in ("normal_impulse", "tangent_impulse"):
+        m = len(contacts)
+        for name in ("normal_impulse", "tangent_impulse", "color"):
             values, stored = getattr(contacts, name), getattr(self._kept, name)[:m]
-            if order is None:
+            if moved:
+                values.take(order, axis=0, out=stored, mode="clip")
+            else:
                 _copyto(stored, values)
-            else:  # whole rows: fancy assignment of the float rows took 0.37 ms for many_pyramids, this 0.13
-                whole_rows(stored)[order] = whole_rows(np.ascontiguousarray(values))
-        if order is None:
-            _copyto(self._kept.color[:m], contacts.color)
-        else:
-            self._kept.color[order] = contacts.color
 
     def remap_shapes(self, remap: np.ndarray) -> None:
         """Shapes were removed and renumbered (old row -> new row, -1 if gone): drop the pairs
@@ -445,7 +441,7 @@ class ManifoldCache:
             mid = np.ascontiguousarray(to_complex(new.points).T)
             half = np.ascontiguousarray(new.depths.T) * n
             half *= 0.5
-            # Gathers by `take`, not fancy indexing (see `ContactSet.reorder`).
+            # Gathers by `take`, not fancy indexing (see `find_manifold_rows`).
             inverse, origins = turn.take(bodies).conj(), origin.take(bodies)
             anchors = np.empty((2, 2, m), complex)
             np.add(mid, half, out=anchors[0])

@@ -485,10 +485,15 @@ class _Colour:
 
 
 class ContactSolver:
-    """The contact constraints of one step, prepared from a colour-sorted `ContactSet`.
+    """The contact constraints of one step, prepared from a `ContactSet`.
 
-    `bounds[c]:bounds[c + 1]` are the manifolds of colour c; `centers` (N,) complex centres of
-    mass at the start of the step; `ground` (M,) true where one body is not dynamic (those
+    `order` (M,) lists the contacts' rows colour by colour (None: they are in colour order),
+    and `bounds[c]:bounds[c + 1]` are the manifolds of colour c in it. Every per-manifold input
+    (the contacts, `ground`, the pivots) is in the contacts' own order, and so are the impulses
+    `store_impulses` writes back. The solver takes only the fields it reads in colour order; the
+    contacts themselves are not permuted (in `tumbler`, whose contacts come in a new order every
+    step, permuting all 16 fields took 83 us, 7 of them not read here; paired steps -0.2 to
+    -1.2 %, six runs). `centers` (N,) complex centres of mass at the start of the step; `ground` (M,) true where one body is not dynamic (those
     contacts use `static_soft`). `pivot_a`, `pivot_b` (2, M) complex, or None for the contact
     points themselves: for each point, the point of each shape that turns with its body, from
     which the separation is re-measured during the substeps: the contact point itself on a
@@ -502,13 +507,17 @@ class ContactSolver:
                  pivot_a: np.ndarray | None, pivot_b: np.ndarray | None,
                  ground: np.ndarray, h: float, contact_soft: Softness, static_soft: Softness,
                  push_max_velocity: float, restitution_threshold: float, scratch: Scratch | None = None,
-                 turning: bool | None = None) -> None:
+                 turning: bool | None = None, order: np.ndarray | None = None) -> None:
         scratch = scratch or Scratch()
         if not body.velocity.flags.c_contiguous:
             raise ValueError("BodyState.velocity must be C-contiguous (the sweeps write through a flat view)")
-        self.contacts = contacts
+        self.contacts, self._order = contacts, order
+
+        def ordered(values: np.ndarray, axis: int = 0) -> np.ndarray:  # a per-manifold input in colour order
+            return values if order is None else values.take(order, axis=axis)
+
         self.inv_h, self.push_max, self.threshold = 1.0 / h, push_max_velocity, restitution_threshold
-        a, b = contacts.body_a, contacts.body_b
+        a, b = ordered(contacts.body_a), ordered(contacts.body_b)
         m, n_body = len(a), body.velocity.shape[1]
         self.n_body = n_body
         # A step whose manifolds all have one point (circles, and circles on polygons) keeps one
@@ -516,13 +525,16 @@ class ContactSolver:
         # it empty, and a row array (2, M) where it would be (3, M).
         self.points = p_count = 2 if any_true(contacts.valid[:, 1]) else 1
         rows = p_count + 1
-        n = as_complex(contacts.normal)
+        ground = ordered(ground)
+        pivot_a, pivot_b = (None if pivot is None else ordered(pivot, 1) for pivot in (pivot_a, pivot_b))
+        contact_normal = ordered(contacts.normal)
+        n = as_complex(contact_normal)
         self._complex = complex_type = np.complex64 if F is np.float32 else np.complex128  # F's complex type
         self.nc = n.astype(complex_type).conj()
         # Every (rows, M) array is made C-contiguous: a transposed (F-ordered) impulse array made
         # each sweep's impulse rows strided, and the stored-impulse einsum took 0.50 against
         # 0.14 ms on the base-100 pyramid.
-        p = np.ascontiguousarray(as_complex(contacts.points).T[:p_count])
+        p = np.ascontiguousarray(as_complex(ordered(contacts.points)).T[:p_count])
         # Anchors are fixed for the step (Box2D v3): the Jacobians are computed once. An arm r
         # times conj(n) is r in the contact's frame: Re = r . n, Im = cross(n, r); with the
         # tangent t = -i n = (n.y, -n.x) (Box2D's right perpendicular) the angular Jacobian
@@ -540,11 +552,11 @@ class ContactSolver:
         arms = (p - center).astype(complex_type)
         arms *= self.nc
         arm_a, arm_b = arms
-        valid = np.ascontiguousarray(contacts.valid.T[:p_count])
+        self._valid = valid = np.ascontiguousarray(ordered(contacts.valid).T[:p_count])
         jacobian = scratch.get("jacobian", (rows, 6, m), F)  # every entry is written below
         normal, tangent = jacobian[:p_count], jacobian[p_count]
         signed = np.empty((4, m), F)  # n.x, n.y, -n.x, -n.y
-        signed[:2] = contacts.normal.T
+        signed[:2] = contact_normal.T
         np.negative(signed[:2], out=signed[2:])
         # A take a row, each into the row's contiguous first four entries: 6 against 14 us (timed
         # alone; 18 against 35 us in the step) for tumbler's 5,000 manifolds by one fancy index.
@@ -606,7 +618,8 @@ class ContactSolver:
         self.decoupled = bool(most <= _DECOUPLED)
         # The friction row in units of its pair's friction f (see the notes above); a
         # frictionless pair's row gets nothing to push it.
-        friction = contacts.friction.astype(F)
+        self._friction = ordered(contacts.friction)  # float64, for `store_impulses`
+        friction = self._friction.astype(F)
         rubbing = friction > 0.0
         per_friction = (np.divide(1.0, friction) if all_true(rubbing) else  # (the usual case: no mask, no zeros)
                         np.divide(1.0, friction, out=np.zeros(m, F), where=rubbing))
@@ -622,7 +635,7 @@ class ContactSolver:
         if small and scratch.orders[0] != bounds_key:
             scratch.orders = bounds_key, {}
         layout = self.layout = ColourMajor(bounds, scratch.orders[1] if small else None, p_count)
-        depth = np.ascontiguousarray(contacts.depths.T[:p_count], dtype=F)
+        depth = np.ascontiguousarray(ordered(contacts.depths).T[:p_count], dtype=F)
         start = np.negative(depth) if all_true(valid) else _where(valid, -depth, F(_MISSING))  # (balls: all valid)
         self.start_separation = layout.block(start)
         """(P M,) colour-major: `separations` before anything moved (m), without its 16 calls."""
@@ -681,8 +694,8 @@ class ContactSolver:
         # changes them (`impulse_velocity`), the normal ones colour-major for the sweeps. The
         # friction row starts from the sum of its points' shares (see `store_impulses`).
         impulse = self._impulse_rows = np.empty((rows, m), F)
-        impulse[:p_count] = contacts.normal_impulse.T[:p_count]
-        shares = contacts.tangent_impulse.T
+        impulse[:p_count] = ordered(contacts.normal_impulse).T[:p_count]
+        shares = ordered(contacts.tangent_impulse).T
         np.multiply(shares[0] + shares[1] if p_count == 2 else shares[0], per_friction, out=impulse[p_count])
         # The normal impulses and the most each reached (`_peak`) are rows of one block, which
         # `store_impulses` turns back in the calls of one (tumbler: 0.103 -> 0.095 ms a step).
@@ -732,7 +745,7 @@ class ContactSolver:
         # Approach speed of each point at the start of the step, for restitution (m/s).
         self.relative_velocity = self.restitution = None
         if any_true(contacts.restitution):  # restitutions are never negative
-            self.restitution = layout.spread(contacts.restitution)
+            self.restitution = layout.spread(ordered(contacts.restitution))
             gathered = body.velocity.reshape(-1).take(gather)
             self.relative_velocity = layout.block(np.einsum("rkm,km->rm", jacobian[:p_count], gathered))
         # From here on J is needed only as M^-1 J^T, which turns row impulses into velocity
@@ -1013,13 +1026,17 @@ class ContactSolver:
         stored = np.empty((3, m, 2)) if p == 2 else np.zeros((3, m, 2))  # an empty second point's stay zero
         rows = stored.transpose(0, 2, 1)  # (3, 2, M) views: normal, friction, most normal
         self.layout.unblock(self._accumulated, p, out=rows[::2, :p])
-        friction = np.multiply(self.tangent_per_friction, self.contacts.friction)
+        friction = np.multiply(self.tangent_per_friction, self._friction)
         if p == 1:
             rows[1, 0] = friction
         else:
             normal = rows[0]
             total = normal[0] + normal[1]
-            share = np.divide(normal[1], total, out=_where(self.contacts.valid[:, 1], 0.5, 0.0), where=total > 0.0)
+            share = np.divide(normal[1], total, out=_where(self._valid[1], 0.5, 0.0), where=total > 0.0)
             np.multiply(friction, share, out=rows[1, 1])
             np.subtract(friction, rows[1, 1], out=rows[1, 0])
+        if self._order is not None:  # back to the contacts' order: gathers through the inverse order
+            back = np.empty(m, np.int64)
+            back[self._order] = np.arange(m)
+            stored = stored.take(back, axis=1)
         self.contacts.normal_impulse, self.contacts.tangent_impulse, self.contacts.max_normal_impulse = stored

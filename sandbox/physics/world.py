@@ -402,12 +402,10 @@ class World:
             colors = self._colors.color(contacts.color, contacts.body_a, contacts.body_b, dynamic,
                                         lambda: sweep_key(contacts.points[:, 0]))
             contacts.color = colors
-            order, bounds = color_order(colors)
-            if order is not None:
-                contacts.reorder(order)
+            order, bounds = color_order(colors)  # the solver takes what it reads in this order
         start = (b.pos.copy(), b.angle.copy()) if self._tilemaps else None
         with profile.stage("solver"):
-            self._solve(contacts, bounds, dynamic, rot, dt)
+            self._solve(contacts, order, bounds, dynamic, rot, dt)
             self._manifolds.store(contacts, order)
         with profile.stage("continuous"):
             if start is not None:
@@ -992,9 +990,11 @@ class World:
         b.pos[hit] = center0 + f * (center1 - center0) - _rotated(b.angle[hit], b.local_center[hit])
         self._renew_rotations(hit)
 
-    def _solve(self, contacts: ContactSet, bounds: np.ndarray, dynamic: np.ndarray, rot: np.ndarray, dt: float) -> None:
+    def _solve(self, contacts: ContactSet, order: np.ndarray | None, bounds: np.ndarray, dynamic: np.ndarray,
+               rot: np.ndarray, dt: float) -> None:
         """Soft step: substeps of (integrate v, warm start, solve, integrate x, relax), then bounce;
-        a step without contacts only integrates (`_free_substeps`)."""
+        a step without contacts only integrates (`_free_substeps`). `order`, `bounds`: the
+        contacts' colours (see `ContactSolver`)."""
         b = self._bodies
         if not (any_true(dynamic) or any_true(self._moving_kinematic())):  # all asleep or at rest: nothing moves
             b.force[:] = 0.0
@@ -1022,7 +1022,7 @@ class World:
         if len(contacts) == 0:
             self._free_substeps(body, dv, keep, h)
         else:
-            self._contact_substeps(contacts, bounds, dynamic, body, dv, keep, rot_c, centers, h)
+            self._contact_substeps(contacts, order, bounds, dynamic, body, dv, keep, rot_c, centers, h)
         to_rows(body.velocity[:2], out=b.v)  # (see `to_rows`: 5 against 12 us for 2,026 bodies, timed alone)
         b.w[:] = body.velocity[2]
         b.angle[:] += body.turned
@@ -1043,9 +1043,9 @@ class World:
             _clamp_speeds(body.velocity, h)
             body.integrate_positions(h, turning=False)
 
-    def _contact_substeps(self, contacts: ContactSet, bounds: np.ndarray, dynamic: np.ndarray, body: BodyState,
-                          dv: np.ndarray, keep: np.ndarray | None, rot_c: np.ndarray, centers: np.ndarray,
-                          h: float) -> None:
+    def _contact_substeps(self, contacts: ContactSet, order: np.ndarray | None, bounds: np.ndarray,
+                          dynamic: np.ndarray, body: BodyState, dv: np.ndarray, keep: np.ndarray | None,
+                          rot_c: np.ndarray, centers: np.ndarray, h: float) -> None:
         """The soft step's substeps with the contact solver, then restitution and the impulses
         kept for warm starting (see `_solve`)."""
         velocity = body.velocity
@@ -1062,7 +1062,7 @@ class World:
         pivot_a, pivot_b = self._pivots(contacts, rot_c) if turning else (None, None)
         solver = ContactSolver(contacts, bounds, centers, body, pivot_a, pivot_b, ground, h, contact_soft, static_soft,
                                self.contact_push_max_velocity, self.restitution_threshold, self._scratch,
-                               turning=None if turning else False)
+                               turning=None if turning else False, order=order)
         separation = solver.start_separation
         warm = solver.impulse_velocity()
         spare = np.empty_like(velocity)
