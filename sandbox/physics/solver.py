@@ -493,11 +493,13 @@ class ContactSolver:
     `store_impulses` writes back. The solver takes only the fields it reads in colour order; the
     contacts themselves are not permuted (in `tumbler`, whose contacts come in a new order every
     step, permuting all 16 fields took 83 us, 7 of them not read here; paired steps -0.2 to
-    -1.2 %, six runs). `centers` (N,) complex centres of mass at the start of the step; `ground` (M,) true where one body is not dynamic (those
-    contacts use `static_soft`). `pivot_a`, `pivot_b` (2, M) complex, or None for the contact
-    points themselves: for each point, the point of each shape that turns with its body, from
-    which the separation is re-measured during the substeps: the contact point itself on a
-    polygon, the centre on a circle (a spinning circle's contact point does not turn with it;
+    -1.2 %, six runs).
+
+    `centers` (N,) complex centres of mass at the start of the step; `ground` (M,) true where
+    one body is not dynamic (those contacts use `static_soft`). `pivot_a`, `pivot_b` (2, M)
+    complex, or None for the contact points themselves: for each point, the point of each shape
+    that turns with its body, from which the separation is re-measured during the substeps: the
+    contact point itself on a polygon, the centre on a circle (a spinning circle's contact point does not turn with it;
     treating it as fixed to the body would open a false gap of r (1 - cos(w h)) per substep).
     `turning`: False when the caller knows that no pivot turns with its body this step (then
     the pivots are not read), None to find out from the pivots (see `turning` below).
