@@ -209,14 +209,14 @@ def test_contacts_in_any_row_order_are_solved_through_their_colour_order(points:
     """The world hands the solver its contacts as the cache returned them, with the order that
     sorts them by colour: the solve must be the colour-sorted one, bit for bit, and the
     impulses must go back to each contact's own row."""
-    contacts, _, _, _, _, body, solver = _random_solver(11, bodies=40, colours=4, points=points)
+    contacts, centers, _, _, _, body, solver = _random_solver(11, bodies=40, colours=4, points=points)
     shuffled_body = BodyState(**{name: getattr(body, name).copy() for name in vars(body)})
     shuffle = np.random.default_rng(4).permutation(len(contacts))  # shuffled row i is sorted row shuffle[i]
     shuffled = ContactSet(**{name: value.take(shuffle, axis=0) for name, value in vars(contacts).items()})
     pivots = (shuffled.points[..., 0] + 1j * shuffled.points[..., 1]).T.copy()
-    other = ContactSolver(shuffled, solver.layout.bounds, _random_setup(np.random.default_rng(11), 40, 4, points)[2],
-                          shuffled_body, pivots, pivots, shuffled.body_a == 0, H, Softness.make(30.0, 10.0, H),
-                          Softness.make(60.0, 10.0, H), 3.0, 1.0, order=np.argsort(shuffle))
+    other = ContactSolver(shuffled, solver.layout.bounds, centers, shuffled_body, pivots, pivots,
+                          shuffled.body_a == 0, H, Softness.make(30.0, 10.0, H), Softness.make(60.0, 10.0, H),
+                          3.0, 1.0, order=np.argsort(shuffle))
     for run_solver, state in ((solver, body), (other, shuffled_body)):
         state.velocity += run_solver.impulse_velocity()
         run_solver.use_bias(run_solver.separations(state))

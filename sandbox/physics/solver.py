@@ -691,7 +691,7 @@ class ContactSolver:
         # Every array the colour views below point into comes from the scratch, so a step
         # whose colours have the sizes of the last reuses the views (making them costs about
         # 9 us a colour: 82 us for tumbler's 9).
-        per_point, per_row = (p_count * m,), (rows * m,)
+        per_point = (p_count * m,)
         # The stored impulses as (R, M) rows, kept for the first warm start until a sweep
         # changes them (`impulse_velocity`), the normal ones colour-major for the sweeps. The
         # friction row starts from the sum of its points' shares (see `store_impulses`).
