@@ -1026,8 +1026,15 @@ class ContactSolver:
         its friction times its own normal impulse."""
         m, p = self._ends.shape[1], self.points
         stored = np.empty((3, m, 2)) if p == 2 else np.zeros((3, m, 2))  # an empty second point's stay zero
-        rows = stored.transpose(0, 2, 1)  # (3, 2, M) views: normal, friction, most normal
-        self.layout.unblock(self._accumulated, p, out=rows[::2, :p])
+        # (3, P, M) rows: normal, friction, most normal. One point's are the first column of
+        # `stored` itself. Two points' are rows of their own, which each colour's block comes
+        # back into whole and the shares are worked out on, then interleaved into `stored` as
+        # the real and imaginary parts of complex (M,) rows: written as views of `stored`, every
+        # row was strided (this and the cache's copy of it, timed alone: `tumbler` 110 -> 84 us,
+        # `large_pyramid` 192 -> 126 us; NumPy's copy of transposed rows took 3 us per 1,000
+        # values).
+        rows = stored.transpose(0, 2, 1)[:, :1] if p == 1 else np.empty((3, 2, m))
+        self.layout.unblock(self._accumulated, p, out=rows[::2])
         friction = np.multiply(self.tangent_per_friction, self._friction)
         if p == 1:
             rows[1, 0] = friction
@@ -1037,6 +1044,9 @@ class ContactSolver:
             share = np.divide(normal[1], total, out=_where(self._valid[1], 0.5, 0.0), where=total > 0.0)
             np.multiply(friction, share, out=rows[1, 1])
             np.subtract(friction, rows[1, 1], out=rows[1, 0])
+            columns = stored.view(np.complex128)[..., 0]
+            _copyto(columns.real, rows[:, 0])
+            _copyto(columns.imag, rows[:, 1])
         if self._order is not None:  # back to the contacts' order: gathers through the inverse order
             back = np.empty(m, np.int64)
             back[self._order] = np.arange(m)
