@@ -499,8 +499,9 @@ class ContactSolver:
     one body is not dynamic (those contacts use `static_soft`). `pivot_a`, `pivot_b` (2, M)
     complex, or None for the contact points themselves: for each point, the point of each shape
     that turns with its body, from which the separation is re-measured during the substeps: the
-    contact point itself on a polygon, the centre on a circle (a spinning circle's contact point does not turn with it;
-    treating it as fixed to the body would open a false gap of r (1 - cos(w h)) per substep).
+    contact point itself on a polygon, the centre on a circle (a spinning circle's contact point
+    does not turn with it; treating it as fixed to the body would open a false gap of
+    r (1 - cos(w h)) per substep).
     `turning`: False when the caller knows that no pivot turns with its body this step (then
     the pivots are not read), None to find out from the pivots (see `turning` below).
     """
