@@ -199,7 +199,7 @@ _TINY = np.finfo(F).tiny
 """The least normal float32: a row's K is raised to it before its mass 1 / K is taken, so an
 unusable row (K = 0) divides 0 by it and gets 0, where a division by zero would give NaN."""
 
-_WORK_ROWS = 11
+_WORK_ROWS = 17
 """Rows of a colour sweep's scratch (see `_Colour`)."""
 
 _MISSING = -1.0e6
@@ -393,8 +393,8 @@ class _Colour:
     57.7-58.6 us, tumbler 155.7-156.7 -> 153.4 us; paired steps in the bench's alternation:
     pyramid20 -0.6 and -1.0 %, tumbler -0.2 and -0.8 %).
     `work` is the scratch of a colour's sweep (all colours share it), carved into the velocity
-    change `change` (6, m), the friction bounds low, high (m,), the row products (2, m) and
-    the normal impulses' sum (m,)."""
+    change `change` (6, m), the friction bounds low, high (m,), the row products (2, m), the
+    normal impulses' sum (m,) and the gathered velocities `gathered` (6, m)."""
 
     def __init__(self, solver: "ContactSolver", colour: int, two_points: bool, work: np.ndarray) -> None:
         # A busy scene's colour sizes change every step, and so do these views: sliced directly
@@ -413,6 +413,7 @@ class _Colour:
         self.speed, self.delta = sp, d = speeds_and_changes[:r], speeds_and_changes[r:]
         work = work.reshape(_WORK_ROWS, m)
         self.change, low, high, product, total = work[:6], work[6], work[7], work[8:10], work[10]
+        gathered = work[11:]
         # A colour of one-point manifolds (circles) skips the empty second point's rows: their
         # impulses stay zero. Rows: normal j is row j, friction row P. Every (k, m) array
         # below is contiguous (see `ColourMajor`).
@@ -452,8 +453,8 @@ class _Colour:
             bound = (None, None, lam_0)
         # The friction row's clamp: (speed, low, high, e).
         friction = (speed_t, low, high, e_t)
-        self.sweep = (self.source, self.row_jacobian, sp, biased_normals, relax_normals, normals, lam_n, e_n, bound,
-                      lam_t, friction, self.response, d, self.change, self.block)
+        self.sweep = (self.source, gathered, self.row_jacobian, sp, biased_normals, relax_normals, normals, lam_n, e_n,
+                      bound, lam_t, friction, self.response, d, self.change, self.block)
 
     @property
     def take(self) -> np.ndarray:
@@ -468,10 +469,8 @@ class _Colour:
 
     def gather(self, velocity: np.ndarray) -> np.ndarray:
         """The colour's body velocities (6, m) taken from the flat (3 N,) block in the solver's
-        precision; sets the row speeds. (`take` into a preallocated `out` measured slower: 2.0
-        against 0.8 us for 100 manifolds, 15 against 9 us for 2,500. The indices are in range,
-        and mode "wrap" checks them fastest: 1.95 against 2.25-2.4 us for 580 manifolds, a
-        tumbler pass 221 -> 217 us.)"""
+        precision; sets the row speeds. (The indices are in range, and mode "wrap" checks them
+        fastest: 1.95 against 2.25-2.4 us for 580 manifolds, a tumbler pass 221 -> 217 us.)"""
         u = velocity.take(self.take, mode="wrap")
         _einsum("rkm,km->rm", self.row_jacobian, u, out=self.speed)
         return u
@@ -947,9 +946,13 @@ class ContactSolver:
         # Ufuncs bound to locals and outputs passed by position: about 0.1 us less a call,
         # and a sweep is mostly calls on short runs (pyramid20: 100 manifolds a colour).
         multiply, add, subtract, minimum, clip = np.multiply, np.add, np.subtract, np.minimum, _clip
-        for (source, row_jacobian, speeds, biased_normals, relax_normals, normals, lam_n, e_n, bound, lam_t, friction,
-             response, delta, change, block) in self._sweeps:
-            u = velocity.take(source, mode="wrap")
+        for (source, gathered, row_jacobian, speeds, biased_normals, relax_normals, normals, lam_n, e_n, bound, lam_t,
+             friction, response, delta, change, block) in self._sweeps:
+            # Into the colour's work rows, not a new array: with mode "wrap" a `take` into an
+            # `out` that shares no memory with its source is direct, and the sweeps allocate
+            # nothing (`tumbler`'s eight passes 1,394 -> 1,366 and 1,409 -> 1,371 us a step in
+            # paired runs; the pyramids' within 8 us either way).
+            u = velocity.take(source, out=gathered, mode="wrap")
             _einsum("rkm,km->rm", row_jacobian, u, out=speeds)
             # Each row's negated impulse change goes into its `delta` row (e below): the
             # clamps then cost one call each. Normal: e = scale mass vn + push + leak lam,
