@@ -949,8 +949,8 @@ class ContactSolver:
         for (source, gathered, row_jacobian, speeds, biased_normals, relax_normals, normals, lam_n, e_n, bound, lam_t,
              friction, response, delta, change, block) in self._sweeps:
             # Into the colour's work rows, not a new array: with mode "wrap" a `take` into an
-            # `out` that shares no memory with its source is direct, and the sweeps allocate
-            # nothing (`tumbler`'s eight passes 1,394 -> 1,366 and 1,409 -> 1,371 us a step in
+            # `out` that shares no memory with its source is direct, and the sweeps make no
+            # new arrays (`tumbler`'s eight passes 1,394 -> 1,366 and 1,409 -> 1,371 us a step in
             # paired runs; the pyramids' within 8 us either way).
             u = velocity.take(source, out=gathered, mode="wrap")
             _einsum("rkm,km->rm", row_jacobian, u, out=speeds)
