@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sandbox.physics.raw_numpy import all_true, any_true, at_least, at_most, indices, whole_rows
+from sandbox.physics.raw_numpy import all_true, all_within, any_true, at_least, at_most, indices, whole_rows
 
 
 @pytest.mark.parametrize("shape, dtype", [((40, 2), np.float64), ((40, 2, 2), np.float64), ((40, 2), np.int64),
@@ -59,3 +59,23 @@ def test_at_least_and_at_most_give_maximum_and_minimum_against_a_scalar(dtype: t
         out = np.empty_like(values)
         assert at_least(values, bound, out) is out and np.array_equal(out, low, equal_nan=True)
         assert at_most(values, bound, out) is out and np.array_equal(out, high, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("size", [0, 1, 300, 12_000])
+def test_all_within_is_the_largest_magnitude_against_the_bound(dtype: type, size: int) -> None:
+    # Small values (the dot product decides), one value just over or under the bound among
+    # them, many values each within it whose squares add up to more than its square (the
+    # largest magnitude decides), negative values, infinities and NaN; and arrays longer than
+    # the dot product's single-thread length.
+    rng = np.random.default_rng(6)
+    base = rng.uniform(-1.0, 1.0, size).astype(dtype)
+    cases = [base * 1e-3, base * 0.9, -np.abs(base)]
+    if size:
+        for value in (1.0 + 1e-3, 1.0 - 1e-3, -(1.0 + 1e-3), np.inf, np.nan):
+            case = base * 1e-3
+            case[size // 2] = value
+            cases.append(case)
+    for values in cases:
+        expected = bool(np.max(np.abs(values), initial=0.0) <= 1.0)
+        assert all_within(values, 1.0) is expected

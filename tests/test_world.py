@@ -336,6 +336,22 @@ def test_linear_speed_is_clamped_to_the_limit_along_its_direction(velocity, clam
     assert ball.angular_velocity == pytest.approx(settings.MAX_ROTATION_PER_SUBSTEP * world.substeps / DT, rel=1e-12)
 
 
+@pytest.mark.parametrize("share, contact", [(0.98, False), (1.02, False), (-1.02, False), (0.98, True), (1.02, True)])
+def test_a_turn_just_over_the_substep_limit_is_clamped_and_one_just_under_is_not(share, contact):
+    # A body that only turns: the sum of its squared speeds is w^2, so the quick test that
+    # lets a quiet scene through must still catch a turn 2 % over the limit (with and without
+    # a contact in the step, whose solver takes the other path).
+    world = World(gravity=(0.0, 0.0))
+    limit = settings.MAX_ROTATION_PER_SUBSTEP * world.substeps / DT
+    ball = world.create_body("dynamic", angular_velocity=share * limit)
+    ball.add_shape(Circle(0.1))
+    if contact:
+        world.create_body("static", position=(0.0, -0.1)).add_shape(Circle(0.01))
+    world.step(DT)
+    assert len(world.contacts) == int(contact)
+    assert ball.angular_velocity == pytest.approx(math.copysign(min(abs(share), 1.0), share) * limit, rel=1e-9)
+
+
 @pytest.mark.parametrize("damping", [0.0, 0.5])
 def test_a_step_without_contacts_moves_bodies_as_the_contact_solver_would(damping):
     # A world with no contact takes the solver-free substeps; beside a crate resting on a

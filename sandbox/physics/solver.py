@@ -68,7 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contacts import ContactSet
-from .raw_numpy import (all_true, any_true, at_least, clip as _clip, copyto as _copyto, einsum as _einsum, indices,
+from .raw_numpy import (all_true, all_within, any_true, at_least, clip as _clip, copyto as _copyto, einsum as _einsum, indices,
                          where as _where)
 from .vec import as_complex
 
@@ -616,8 +616,7 @@ class ContactSolver:
         self.coupling *= mass[:, None]
         # Whether a one-point step's normal impulses leave its friction row alone (see
         # `_DECOUPLED`): the sweeps then skip two calls a colour.
-        most = np.maximum.reduce(np.abs(self.coupling[1, 0]), initial=0.0) if p_count == 1 else np.inf
-        self.decoupled = bool(most <= _DECOUPLED)
+        self.decoupled = p_count == 1 and all_within(self.coupling[1, 0], _DECOUPLED)
         # The friction row in units of its pair's friction f (see the notes above); a
         # frictionless pair's row gets nothing to push it.
         self._friction = ordered(contacts.friction)  # float64, for `store_impulses`
