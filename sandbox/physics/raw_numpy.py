@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-__all__ = ["all_true", "all_within", "any_true", "at_least", "at_most", "clip", "copyto", "count_true", "einsum", "indices", "where",
-           "whole_rows"]
+__all__ = ["all_true", "all_within", "any_true", "at_least", "at_most", "clip", "copyto", "count_true", "einsum",
+           "indices", "where", "whole_rows"]
 
 try:
     from numpy._core.multiarray import c_einsum as einsum
@@ -101,9 +101,10 @@ takes a core from whatever runs next on a busy host."""
 
 def all_within(values: np.ndarray, bound: float) -> bool:
     """Whether every |value| of a 1-D array is at most `bound` (False if any is NaN): max(|values|)
-    <= bound, to the rounding of a sum of squares. No value exceeds the square root of the sum of their squares, so
-    a dot product (BLAS, no temporary: 0.7 against 2.1 us for 3,000 float64, timed alone)
-    answers yes for most arrays well within the bound; the largest |value| decides the rest."""
+    <= bound, to the rounding of a sum of squares. No value exceeds the square root of the sum
+    of their squares, so a dot product (BLAS, no temporary: 0.7 against 2.1 us for 3,000
+    float64, timed alone) answers yes for most arrays well within the bound; the largest
+    |value| decides the rest."""
     if values.size <= _SINGLE_THREAD_DOT and values.dot(values) <= bound * bound:
         return True
     return bool(np.maximum.reduce(np.abs(values), initial=0.0) <= bound)

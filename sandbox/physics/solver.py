@@ -68,8 +68,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contacts import ContactSet
-from .raw_numpy import (all_true, all_within, any_true, at_least, clip as _clip, copyto as _copyto, einsum as _einsum, indices,
-                         where as _where)
+from .raw_numpy import (all_true, all_within, any_true, at_least, clip as _clip, copyto as _copyto, einsum as _einsum,
+                         indices, where as _where)
 from .vec import as_complex
 
 @dataclass(frozen=True)
