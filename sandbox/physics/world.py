@@ -865,7 +865,9 @@ class World:
         else:
             lower, upper = last.lower.copy(), last.upper.copy()
             lower[rows], upper[rows] = self._shape_bounds(grow[rows], rows, turn)
-        self._last_bounds = _Bounds(b.pos.copy(), b.angle.copy(), grow, lower, upper)
+        # Kept for a step in which few bodies move; a step in which most may move does not look
+        # (the copies of the poses cost `rain` 4 us a step).
+        self._last_bounds = None if most_move else _Bounds(b.pos.copy(), b.angle.copy(), grow, lower, upper)
         return lower, upper
 
     def _moving_kinematic(self) -> np.ndarray:
